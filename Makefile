@@ -1,0 +1,120 @@
+# sbx-bpf — build, test and demo.
+#
+#   make            build/sbx-bpf (static) and the test programs
+#   make test       install deps, build, run every test layer, print "N passed, N failed"
+#   make demo       install deps, build, boot the VM and show a sandboxed agent command
+#   make vm-shell   a shell in the VM (KERNEL=6.1|6.12)
+#   make V=1        show full commands;  make SAN=1  sanitizers for host tests
+.DELETE_ON_ERROR:
+.SECONDARY:
+.DEFAULT_GOAL := all
+
+BUILD	?= build
+CLANG	?= clang-19
+BPFTOOL	?= bpftool
+CC	?= gcc
+KERNEL	?= 6.12
+VERSION	:= 0.1.0$(shell git describe --always --dirty 2>/dev/null | sed 's/^/-g/')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-7s %s\n' "$(1)" "$(2)";
+endif
+
+WARN	:= -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+	   -Wno-format-truncation
+CFLAGS	?= -O2 -g
+CFLAGS	+= $(WARN) -std=gnu11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' \
+	   -Ibpf -I$(BUILD) -MMD -MP
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -Wl,-Bdynamic
+BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+	      -Ivmlinux -Ibpf -MMD -MP
+
+BPF_PROGS  := fs probe
+SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
+# Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
+CMD_SRCS   := userspace/main.c userspace/run.c
+LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard userspace/*.c))
+LIB_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o)
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test
+VM_BINS	   := $(BUILD)/tests/bin/sbx-probe
+
+.PHONY: all deps test test-unit test-bpf test-host test-vm demo vm-shell clean
+all: $(BUILD)/sbx-bpf $(UNIT_BINS) $(BPFT_BINS) $(VM_BINS)
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+# --- BPF: .bpf.c → .bpf.o → .skel.h -----------------------------------------
+$(BUILD)/%.bpf.o: bpf/%.bpf.c | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c | $(BUILD)/tests/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@
+
+# --- userspace ----------------------------------------------------------------
+$(BUILD)/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+
+# The shipped binary is static and never sanitized: it must drop into any VM.
+$(BUILD)/static/%.o: userspace/%.c $(SKELS) | $(BUILD)/static
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/sbx-bpf: $(LIB_SRCS:userspace/%.c=$(BUILD)/static/%.o) $(CMD_SRCS:userspace/%.c=$(BUILD)/static/%.o)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -static -o $@ $^ -lbpf -lelf -lz -lzstd -ljansson
+
+# --- tests ------------------------------------------------------------------
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -o $@ $^ -lcmocka $(STATIC_LIBS)
+
+$(BUILD)/tests/bpf/fs_match_test: tests/bpf/fs_match_test.c $(BUILD)/tests/bpf/fs_match_test.skel.h \
+		$(LIB_OBJS) | $(BUILD)/tests/bpf
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -I$(BUILD)/tests/bpf -o $@ \
+		$< $(LIB_OBJS) -lcmocka $(STATIC_LIBS)
+
+$(BUILD)/tests/bin/%: tests/vm/%.c | $(BUILD)/tests/bin
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+$(BUILD) $(BUILD)/obj $(BUILD)/static $(BUILD)/tests/unit $(BUILD)/tests/bpf $(BUILD)/tests/bin:
+	$(Q)mkdir -p $@
+
+# --- entry points -------------------------------------------------------------
+# Each starts by installing what it needs, so a fresh machine needs nothing else.
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/run.sh
+
+test-unit test-bpf test-host test-vm: all
+	$(Q)tests/run.sh $(@:test-%=%)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/vm.sh demo $(KERNEL)
+
+vm-shell: all
+	$(Q)scripts/vm.sh shell $(KERNEL)
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/static/*.d $(BUILD)/tests/*/*.d)

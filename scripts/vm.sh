@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# VM test rig: boots Debian's own kernels under QEMU so that sbx-bpf's BPF-LSM
+# programs can be tested for real on a machine whose kernel refuses them.
+#
+#   scripts/vm.sh fetch [KERNEL…]        download kernels, build the root filesystem (cached)
+#   scripts/vm.sh test  [KERNEL…]        run tests/e2e on each kernel, print PASS/FAIL lines
+#   scripts/vm.sh shell [KERNEL]         interactive shell in the VM with build/sbx-bpf
+#   scripts/vm.sh demo  [KERNEL]         run tests/vm/demo.sh in the VM
+#   scripts/vm.sh list                   the kernels this rig knows
+#
+# KERNEL is 6.1 (Debian 12, bookworm) or 6.12 (Debian 13, trixie); default: both.
+#
+# Layout of the cache (outside the clone, $SBX_CACHE or ~/.cache/sbx-bpf):
+#   apt/<suite>/            private apt state: lists of that suite, never the machine's sources
+#   kernel/<pkg>_<ver>/     vmlinuz + modules.cpio (the few modules tests need, with depmod data)
+#   rootfs/<key>.cpio       debootstrapped Debian, key = hash of suite + package list + this recipe
+#
+# Each boot concatenates rootfs + kernel modules + a fresh overlay (binary, tests,
+# init) into one initrd: the kernel unpacks concatenated newc archives in order,
+# so the cached parts are never rebuilt for a code change.
+#
+# Guest console goes to console.log, test results to a second serial port
+# (ttyS1 → results.txt). Every step is bounded: boot, each test file, the whole run.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${SBX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sbx-bpf}
+BUILD=${BUILD:-$ROOT/build}
+OUT=${SBX_VM_OUT:-$BUILD/vm}
+VM_TIMEOUT=${SBX_VM_TIMEOUT:-900}      # whole boot+suite, seconds (wall)
+TEST_TIMEOUT=${SBX_TEST_TIMEOUT:-240}  # one test file, seconds (guest)
+VM_MEM=${SBX_VM_MEM:-2048}
+VM_SMP=${SBX_VM_SMP:-2}
+
+ROOTFS_SUITE=bookworm
+# What the guest needs beyond minbase. Changing this list rebuilds the rootfs.
+ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3-minimal,jq,util-linux,coreutils,git
+# Modules the tests may load (dependencies come along).
+MODULES="veth dummy virtio_blk ext4 9p 9pnet_virtio"
+RECIPE_VERSION=1
+
+declare -A SUITE=([6.1]=bookworm [6.12]=trixie)
+KERNELS=(6.1 6.12)
+
+log() { printf 'vm: %s\n' "$*" >&2; }
+die() { printf 'vm: error: %s\n' "$*" >&2; exit 1; }
+
+# The Debian mirror this machine already uses, so no host name is hard-coded here.
+mirror() {
+	local uri
+	uri=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null |
+		awk '$2 == "bookworm" { print $1; exit }')
+	[ -n "$uri" ] || uri=$(grep -rhoE '^(deb|URIs:) +[a-z]+://[^ ]+/debian/?( |$)' \
+		/etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
+		awk '{ print $2; exit }')
+	[ -n "$uri" ] || die "no Debian mirror found in this machine's apt configuration"
+	echo "${uri%/}"
+}
+
+# apt-get/apt-cache with a private state directory for one suite.
+apt_suite() {
+	local suite=$1 tool=$2; shift 2
+	local d=$CACHE/apt/$suite
+	"$tool" -o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts=- \
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" \
+		-o Dir::State::status=/var/lib/dpkg/status -o Debug::NoLocking=1 \
+		-o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root "$@"
+}
+
+apt_update_suite() {
+	local suite=$1 d=$CACHE/apt/$1
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	echo "deb $(mirror) $suite main" >"$d/sources.list"
+	# Refresh at most daily; with a warm cache an unreachable mirror is not fatal.
+	if [ -z "$(find "$d/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+		log "apt update ($suite)"
+		if ! apt_suite "$suite" apt-get -qq update; then
+			[ -n "$(ls "$d/lists" 2>/dev/null | grep Packages)" ] || die "apt update for $suite failed"
+			log "apt update for $suite failed; using the lists from $(stat -c %y "$d/lists")"
+		fi
+	fi
+}
+
+# linux-image-amd64 → linux-image-X.Y.Z-N-amd64 and its version.
+kernel_pkg() {
+	local suite=$1 pkg
+	pkg=$(apt_suite "$suite" apt-cache depends linux-image-amd64 |
+		awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+	[ -n "$pkg" ] || die "cannot resolve linux-image-amd64 in $suite"
+	echo "$pkg $(apt_suite "$suite" apt-cache show --no-all-versions "$pkg" | awk '/^Version:/ { print $2; exit }')"
+}
+
+# Copy MODULES (and what they depend on) from an unpacked kernel package into
+# a cpio. The guest root is merged-/usr, so modules go to usr/lib/modules; a
+# lib → usr/lib link lets depmod/modprobe find them and stays out of the archive.
+pack_modules() {
+	local src=$1 kver=$2 dst=$3 stage mod f deps
+	[ -d "$src/lib/modules" ] || ln -s usr/lib "$src/lib"
+	stage=$(mktemp -d)
+	mkdir -p "$stage/usr/lib/modules/$kver"
+	ln -s usr/lib "$stage/lib"
+	depmod -b "$src" "$kver"   # the package leaves this to its postinst
+	for mod in $MODULES; do
+		deps=$(modprobe -d "$src" -S "$kver" --show-depends "$mod") ||
+			die "module $mod not found in kernel $kver"
+		for f in $(awk '$1 == "insmod" { print $2 }' <<<"$deps"); do
+			f=${f#"$src"/}
+			mkdir -p "$stage/usr/$(dirname "${f#usr/}")"
+			cp "$src/$f" "$stage/usr/${f#usr/}"
+		done
+	done
+	cp "$src/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$stage/lib/modules/$kver/" 2>/dev/null || true
+	depmod -b "$stage" "$kver"
+	(cd "$stage" && find . -path ./lib -prune -o -print | cpio -o -H newc --quiet) >"$dst"
+	rm -rf "$stage"
+}
+
+# Sets KDIR to the cached kernel directory for $1 (6.1 or 6.12), fetching it if needed.
+fetch_kernel() {
+	local k=$1 suite=${SUITE[$1]:-} pkg ver tmp kver
+	[ -n "$suite" ] || die "unknown kernel '$k' (known: ${KERNELS[*]})"
+	apt_update_suite "$suite"
+	read -r pkg ver < <(kernel_pkg "$suite")
+	KDIR=$CACHE/kernel/${pkg}_$ver
+	[ -f "$KDIR/ok" ] && return 0
+	log "fetching $pkg $ver ($suite)"
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt_suite "$suite" apt-get -qq download "$pkg") || die "download of $pkg failed"
+	dpkg-deb -x "$tmp"/*.deb "$tmp/x"
+	kver=$(find "$tmp/x/lib/modules" "$tmp/x/usr/lib/modules" -mindepth 1 -maxdepth 1 \
+		-printf '%f\n' 2>/dev/null | head -1 || true)
+	[ -n "$kver" ] || die "no modules directory in $pkg"
+	mkdir -p "$KDIR"
+	cp "$tmp/x/boot/vmlinuz-$kver" "$KDIR/vmlinuz"
+	cp "$tmp/x/boot/config-$kver" "$KDIR/config"
+	pack_modules "$tmp/x" "$kver" "$KDIR/modules.cpio"
+	echo "$kver" >"$KDIR/release"
+	rm -rf "$tmp"
+	touch "$KDIR/ok"
+}
+
+# Sets ROOTFS to the cached root filesystem archive, building it if needed.
+fetch_rootfs() {
+	local key tmp
+	key=$(printf '%s\n' "$ROOTFS_SUITE" "$ROOTFS_PKGS" "$RECIPE_VERSION" | sha256sum | cut -c1-16)
+	ROOTFS=$CACHE/rootfs/$ROOTFS_SUITE-$key.cpio
+	[ -f "$ROOTFS" ] && return 0
+	mkdir -p "$CACHE/rootfs"
+	tmp=$(mktemp -d "$CACHE/rootfs/build.XXXXXX")
+	log "debootstrap $ROOTFS_SUITE (+$ROOTFS_PKGS)"
+	debootstrap --variant=minbase --include="$ROOTFS_PKGS" "$ROOTFS_SUITE" "$tmp/root" "$(mirror)" \
+		>"$tmp/debootstrap.log" 2>&1 || { tail -20 "$tmp/debootstrap.log" >&2; die "debootstrap failed"; }
+	# Trim what a test VM never reads: it all has to be unpacked at every boot.
+	rm -rf "$tmp/root"/usr/share/{doc,man,info,locale,i18n} "$tmp/root"/var/cache/apt/* \
+		"$tmp/root"/var/lib/apt/lists/*
+	(cd "$tmp/root" && find . | cpio -o -H newc --quiet) >"$tmp/rootfs.cpio"
+	mv "$tmp/rootfs.cpio" "$ROOTFS"
+	rm -rf "$tmp"
+}
+
+# Overlay with the freshly built binary, the test suite and the guest init.
+make_overlay() {
+	local dst=$1 mode=$2 stage
+	[ -x "$BUILD/sbx-bpf" ] || die "$BUILD/sbx-bpf not built (run make)"
+	stage=$(mktemp -d)
+	mkdir -p "$stage/sbx/bin" "$stage/sbx/tests"
+	cp "$BUILD/sbx-bpf" "$stage/sbx/bin/"
+	[ -d "$BUILD/tests/bin" ] && cp "$BUILD/tests/bin/"* "$stage/sbx/bin/"
+	cp -r "$ROOT/tests/e2e" "$ROOT/tests/vm" "$stage/sbx/tests/"
+	cp "$ROOT/tests/vm/init.sh" "$stage/sbx/init"
+	chmod +x "$stage/sbx/init"
+	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\n' "$mode" "$TEST_TIMEOUT" "${SBX_TESTS:-}" \
+		>"$stage/sbx/config"
+	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$dst"
+	rm -rf "$stage"
+}
+
+# Boot kernel $1 in mode $2 (test|shell|demo); results land in $OUT/$1/.
+boot() {
+	local k=$1 mode=$2 dir=$OUT/$1 initrd accel=(-accel tcg -cpu max)
+	fetch_kernel "$k"
+	fetch_rootfs
+	mkdir -p "$dir"
+	rm -f "$dir"/{console.log,results.txt}
+	initrd=$dir/initrd.cpio
+	make_overlay "$dir/overlay.cpio" "$mode"
+	cat "$ROOTFS" "$KDIR/modules.cpio" "$dir/overlay.cpio" >"$initrd"
+	# KVM on these machines needs special guests and hangs Debian kernels; only
+	# use it when asked to.
+	[ "${SBX_VM_KVM:-0}" = 1 ] && accel=(-accel kvm -cpu host)
+	local cmd=(qemu-system-x86_64 "${accel[@]}" -m "$VM_MEM" -smp "$VM_SMP" -no-reboot
+		-kernel "$KDIR/vmlinuz" -initrd "$initrd"
+		-append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/sbx/init"
+		-device virtio-rng-pci)
+	if [ "$mode" = shell ]; then
+		exec "${cmd[@]}" -nographic
+	fi
+	log "booting $k ($(cat "$KDIR/release")) for $mode"
+	local rc=0
+	timeout -k 10 "$VM_TIMEOUT" "${cmd[@]}" -display none -monitor none \
+		-serial "file:$dir/console.log" -serial "file:$dir/results.txt" </dev/null || rc=$?
+	[ $rc -eq 124 ] && log "$k: VM timed out after ${VM_TIMEOUT}s"
+	return 0
+}
+
+# Print the guest's result lines for kernel $1, tagged; a suite that did not
+# finish counts as one failure so that a hang or crash is never silent.
+report() {
+	local k=$1 dir=$OUT/$1
+	local results=$dir/results.txt
+	if [ -f "$results" ]; then
+		tr -d '\r' <"$results" | awk -v k="$k" '$1 == "PASS" || $1 == "FAIL" { $1 = $1 " [" k "]"; print }'
+	fi
+	if ! grep -q '^SUITE-DONE' "$results" 2>/dev/null; then
+		echo "FAIL [$k] vm/suite-completed (no end marker; see $dir/console.log)"
+		tail -30 "$dir/console.log" 2>/dev/null | sed 's/^/    console: /' >&2
+	fi
+}
+
+cmd_test() {
+	local k
+	[ $# -gt 0 ] || set -- "${KERNELS[@]}"
+	for k in "$@"; do boot "$k" test; report "$k"; done
+}
+
+main() {
+	local cmd=${1:-}
+	shift || true
+	case "$cmd" in
+	fetch)
+		[ $# -gt 0 ] || set -- "${KERNELS[@]}"
+		for k in "$@"; do fetch_kernel "$k"; log "$k: $KDIR"; done
+		fetch_rootfs; log "rootfs: $ROOTFS" ;;
+	test) cmd_test "$@" ;;
+	shell) boot "${1:-6.12}" shell ;;
+	demo)
+		boot "${1:-6.12}" demo
+		tr -d '\r' <"$OUT/${1:-6.12}/results.txt"
+		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" ;;
+	list) printf '%s\n' "${KERNELS[@]}" ;;
+	*) sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	esac
+}
+
+main "$@"

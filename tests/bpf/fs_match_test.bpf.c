@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fs_match_test.bpf.c — runs fs_match.h, the matcher the LSM programs use,
+ * as a `syscall` program: such programs load and run (BPF_PROG_TEST_RUN) on
+ * kernels that refuse LSM programs, so the decision logic is tested in a
+ * real kernel and verifier on every build host.
+ *
+ * Hooks: none (test only; denies nothing).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "sbx_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SBX_MAX_FS_RULES);
+	__type(key, struct sbx_fs_key);
+	__type(value, struct sbx_fs_rule);
+} fs_rules SEC(".maps");
+
+struct path_buf {
+	char path[SBX_PATH_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_buf);
+} bufs SEC(".maps");
+
+#include "fs_match.h"
+
+/* Keep in step with struct match_args in fs_match_test.c (test-only ABI). */
+struct match_args {
+	__u32 policy_id;
+	__u32 len;
+	__u32 rule_id;		/* out */
+	__u32 pad;
+	char path[SBX_PATH_MAX];
+};
+
+SEC("syscall")
+int match_read(struct match_args *args)
+{
+	struct path_buf *b;
+	__u32 zero = 0, rule_id = SBX_RULE_NONE;
+	int deny;
+
+	b = bpf_map_lookup_elem(&bufs, &zero);
+	if (!b)
+		return -1;
+	if (bpf_probe_read_kernel(b->path, sizeof(b->path), args->path))
+		return -2;
+	deny = fs_match_read(b->path, args->len, args->policy_id, &rule_id);
+	args->rule_id = rule_id;
+	return deny;
+}

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <linux/sched.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+const char *cgroup_layout_name(enum cgroup_layout l)
+{
+	switch (l) {
+	case CGROUP_LEGACY: return "legacy (v1 only)";
+	case CGROUP_HYBRID: return "hybrid (v1 controllers + empty v2)";
+	case CGROUP_UNIFIED: return "unified (v2)";
+	default: return "none";
+	}
+}
+
+enum cgroup_layout cgroup_parse_layout(const char *mountinfo, char *v2_mount, size_t sz)
+{
+	bool v1 = false, v2_at_root = false;
+	const char *line = mountinfo;
+	char mnt[PATH_MAX], fstype[64];
+
+	if (sz)
+		v2_mount[0] = '\0';
+	while (line && *line) {
+		const char *sep = strstr(line, " - ");
+		const char *eol = strchr(line, '\n');
+
+		/* fields: id parent dev root MOUNTPOINT opts... - FSTYPE src opts */
+		if (sep && (!eol || sep < eol) &&
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1 &&
+		    sscanf(sep + 3, "%63s", fstype) == 1) {
+			if (!strcmp(fstype, "cgroup")) {
+				v1 = true;
+			} else if (!strcmp(fstype, "cgroup2") && !v2_mount[0]) {
+				snprintf(v2_mount, sz, "%s", mnt);
+				v2_at_root = !strcmp(mnt, "/sys/fs/cgroup");
+			}
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	if (v2_mount[0] && !v1 && v2_at_root)
+		return CGROUP_UNIFIED;
+	if (v2_mount[0] && v1)
+		return CGROUP_HYBRID;
+	if (v1)
+		return CGROUP_LEGACY;
+	/* v2 mounted somewhere unusual and nothing else: usable as unified. */
+	return v2_mount[0] ? CGROUP_UNIFIED : CGROUP_NONE;
+}
+
+enum cgroup_layout cgroup_layout(char *v2_mount, size_t sz)
+{
+	static char buf[1 << 16];
+
+	if (read_file("/proc/self/mountinfo", buf, sizeof(buf)) < 0) {
+		if (sz)
+			v2_mount[0] = '\0';
+		return CGROUP_NONE;
+	}
+	return cgroup_parse_layout(buf, v2_mount, sz);
+}
+
+int cgroup_id_of(const char *path, __u64 *id)
+{
+	struct {
+		struct file_handle fh;
+		__u64 cgid;
+	} h = { .fh.handle_bytes = sizeof(__u64) };
+	int mount_id;
+	struct stat st;
+
+	/* kernfs file handles carry the cgroup id; st_ino matches it on 64-bit. */
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) == 0) {
+		memcpy(id, h.fh.f_handle, sizeof(*id));
+		return 0;
+	}
+	if (stat(path, &st))
+		return -errno;
+	*id = st.st_ino;
+	return 0;
+}
+
+int cgroup_create(const char *name, struct sbx_cgroup *cg)
+{
+	char v2[PATH_MAX], root[PATH_MAX];
+	int err;
+
+	cg->fd = -1;
+	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
+		return -ENOTSUP;
+	snprintf(root, sizeof(root), "%s/%s", v2, SBX_CGROUP_ROOT_NAME);
+	if (mkdir(root, 0755) && errno != EEXIST)
+		return -errno;
+	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", root, name) >= sizeof(cg->path))
+		return -ENAMETOOLONG;
+	if (mkdir(cg->path, 0755))
+		return -errno;
+	cg->fd = open(cg->path, O_DIRECTORY | O_CLOEXEC);
+	if (cg->fd < 0) {
+		err = -errno;
+		rmdir(cg->path);
+		return err;
+	}
+	err = cgroup_id_of(cg->path, &cg->id);
+	if (err) {
+		close(cg->fd);
+		cg->fd = -1;
+		rmdir(cg->path);
+	}
+	return err;
+}
+
+/* The child side of cgroup_spawn: default signals, exec, report errno. */
+static void __attribute__((noreturn)) spawn_child(char *const argv[], int errfd)
+{
+	sigset_t none;
+	int e;
+
+	sigemptyset(&none);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(errfd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+pid_t cgroup_spawn(const struct sbx_cgroup *cg, char *const argv[])
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (__u64)cg->fd,
+	};
+	int pipefd[2], child_errno = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0) {
+		int err = -errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		spawn_child(argv, pipefd[1]);
+	}
+	close(pipefd[1]);
+	do
+		n = read(pipefd[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n == sizeof(child_errno)) {
+		waitpid(pid, NULL, 0);
+		return -child_errno;
+	}
+	return pid;
+}
+
+int cgroup_kill_all(const struct sbx_cgroup *cg)
+{
+	char p[PATH_MAX + 32], buf[1 << 14];
+	int err;
+
+	snprintf(p, sizeof(p), "%s/cgroup.kill", cg->path);
+	err = write_file(p, "1");
+	if (err != -ENOENT)
+		return err;
+	/* Before 5.14: signal each listed process (a fork can race; callers loop). */
+	snprintf(p, sizeof(p), "%s/cgroup.procs", cg->path);
+	err = read_file(p, buf, sizeof(buf));
+	if (err < 0)
+		return err;
+	for (char *s = strtok(buf, "\n"); s; s = strtok(NULL, "\n"))
+		kill((pid_t)atoi(s), SIGKILL);
+	return 0;
+}
+
+static bool cgroup_populated(const struct sbx_cgroup *cg)
+{
+	char p[PATH_MAX + 32], buf[256];
+
+	snprintf(p, sizeof(p), "%s/cgroup.events", cg->path);
+	if (read_file(p, buf, sizeof(buf)) < 0)
+		return false;
+	return !strstr(buf, "populated 0");
+}
+
+int cgroup_destroy(struct sbx_cgroup *cg)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	int err = 0;
+
+	if (!cg || !cg->path[0])
+		return 0;
+	/* Up to ~5 s: killed tasks must exit before the directory can go. */
+	for (int i = 0; i < 1000 && cgroup_populated(cg); i++) {
+		if (i % 20 == 0)
+			cgroup_kill_all(cg);
+		nanosleep(&ts, NULL);
+	}
+	if (cg->fd >= 0)
+		close(cg->fd);
+	cg->fd = -1;
+	if (rmdir(cg->path) && errno != ENOENT)
+		err = -errno;
+	cg->path[0] = '\0';
+	return err;
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/libbpf.h>
+
+#include "events.h"
+#include "policy.h"
+
+const char *sbx_op_name(__u32 op)
+{
+	static const char *const names[SBX_OP__MAX] = {
+		[SBX_OP_NONE] = "none",
+		[SBX_OP_READ] = "read",
+	};
+
+	return op < SBX_OP__MAX && names[op] ? names[op] : "unknown";
+}
+
+const char *sbx_verdict_name(__u32 verdict)
+{
+	switch (verdict) {
+	case SBX_VERDICT_DENY: return "denied";
+	case SBX_VERDICT_AUDIT: return "audit";
+	}
+	return "unknown";
+}
+
+int event_validate(const void *data, size_t size)
+{
+	const struct sbx_event *ev = data;
+	size_t head = offsetof(struct sbx_event, path);
+
+	if (size < head + 1 || size > sizeof(*ev))
+		return -EINVAL;
+	if (ev->path_len >= SBX_PATH_MAX || head + ev->path_len + 1 > size)
+		return -EINVAL;
+	if (ev->path[ev->path_len] != '\0')
+		return -EINVAL;
+	return 0;
+}
+
+static const char *event_path(const struct sbx_event *ev)
+{
+	return (ev->flags & SBX_EV_PATH_UNRESOLVED) ? "(path too long to resolve)" : ev->path;
+}
+
+int event_format_human(const struct sbx_event *ev, const char *rule_text, char *buf, size_t sz)
+{
+	char why[256];
+
+	if (rule_text)
+		snprintf(why, sizeof(why), "%s", rule_text);
+	else if (ev->flags & SBX_EV_PATH_UNRESOLVED)
+		snprintf(why, sizeof(why), "fail-closed: unresolvable path");
+	else
+		snprintf(why, sizeof(why), "default");
+	return snprintf(buf, sz, "sbx-bpf: %s %s %s (%s) pid %u %.*s",
+			sbx_verdict_name(ev->verdict), sbx_op_name(ev->op), event_path(ev), why,
+			ev->tgid, SBX_COMM_LEN, ev->comm);
+}
+
+/* Monotonic event time → wall clock, RFC 3339 with nanoseconds. */
+static void event_time(__u64 mono_ns, char *buf, size_t sz)
+{
+	struct timespec now_rt, now_mono;
+	long long wall;
+	struct tm tm;
+	time_t secs;
+
+	clock_gettime(CLOCK_REALTIME, &now_rt);
+	clock_gettime(CLOCK_MONOTONIC, &now_mono);
+	wall = (long long)now_rt.tv_sec * 1000000000LL + now_rt.tv_nsec -
+	       ((long long)now_mono.tv_sec * 1000000000LL + now_mono.tv_nsec) + (long long)mono_ns;
+	secs = wall / 1000000000LL;
+	gmtime_r(&secs, &tm);
+	snprintf(buf, sz, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, wall % 1000000000LL);
+}
+
+json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *sandbox)
+{
+	char ts[64], comm[SBX_COMM_LEN + 1];
+	json_t *rule;
+
+	event_time(ev->ts_ns, ts, sizeof(ts));
+	memcpy(comm, ev->comm, SBX_COMM_LEN);
+	comm[SBX_COMM_LEN] = '\0';
+	rule = ev->rule_id == SBX_RULE_NONE ? json_null() :
+	       json_pack("{s:i, s:s?}", "id", (json_int_t)ev->rule_id, "text", rule_text);
+	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:b, s:i, s:I, s:I, s:s?,"
+			 " s:{s:i, s:i, s:i, s:i, s:s}}",
+			 "schema", SBX_EVENT_SCHEMA,
+			 "type", "violation",
+			 "time", ts,
+			 "ts_ns", (json_int_t)ev->ts_ns,
+			 "verdict", sbx_verdict_name(ev->verdict),
+			 "op", sbx_op_name(ev->op),
+			 "path", (ev->flags & SBX_EV_PATH_UNRESOLVED) ? "" : ev->path,
+			 "rule", rule,
+			 "path_unresolved", !!(ev->flags & SBX_EV_PATH_UNRESOLVED),
+			 "errno", -ev->error,
+			 "cgroup_id", (json_int_t)ev->cgroup_id,
+			 "sandbox_cgroup_id", (json_int_t)ev->sandbox_cgroup_id,
+			 "sandbox", sandbox,
+			 "process", "pid", (int)ev->tgid, "tid", (int)ev->pid,
+			 "ppid", (int)ev->ppid, "uid", (int)ev->uid, "comm", comm);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct event_sink *sink = ctx;
+	const struct sbx_event *ev = data;
+	const char *rule_text;
+	char line[SBX_PATH_MAX + 512];
+
+	if (event_validate(data, size)) {
+		sink->malformed++;
+		return 0;
+	}
+	sink->received++;
+	rule_text = policy_rule_text(sink->policy, ev->rule_id);
+	if (sink->human) {
+		event_format_human(ev, rule_text, line, sizeof(line));
+		fprintf(sink->human, "%s\n", line);
+		fflush(sink->human);
+	}
+	if (sink->json) {
+		json_t *obj = event_to_json(ev, rule_text, sink->sandbox);
+
+		if (obj) {
+			json_dumpf(obj, sink->json, JSON_COMPACT);
+			fputc('\n', sink->json);
+			fflush(sink->json);
+			json_decref(obj);
+		}
+	}
+	return 0;
+}
+
+struct ring_buffer *events_open(int map_fd, struct event_sink *sink)
+{
+	return ring_buffer__new(map_fd, handle_event, sink, NULL);
+}

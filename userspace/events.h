@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * events.h — violation events: decoding ring-buffer records, the human line
+ * and the JSON-lines form (schema in docs/events.md).
+ */
+#ifndef SBX_EVENTS_H
+#define SBX_EVENTS_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include "sbx_abi.h"
+
+#define SBX_EVENT_SCHEMA "sbx-bpf.event/1"
+
+struct policy;
+struct ring_buffer;
+
+struct event_sink {
+	const struct policy *policy;	/* for rule texts; may be NULL */
+	const char *sandbox;		/* sandbox name, for JSON */
+	FILE *human;			/* one line per event, or NULL */
+	FILE *json;			/* JSON lines, or NULL */
+	unsigned long long received;
+	unsigned long long malformed;
+};
+
+const char *sbx_op_name(__u32 op);
+const char *sbx_verdict_name(__u32 verdict);
+
+/* Check a raw record from the ring buffer: size and NUL-terminated path. */
+int event_validate(const void *data, size_t size);
+/* "sbx-bpf: denied read /x (deny-read /x) pid 12 cat" into @buf. */
+int event_format_human(const struct sbx_event *ev, const char *rule_text, char *buf, size_t sz);
+/* The JSON object of one event (caller owns the reference). */
+json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *sandbox);
+
+/* A ring buffer on @map_fd delivering to @sink. NULL with errno on failure. */
+struct ring_buffer *events_open(int map_fd, struct event_sink *sink);
+
+#endif

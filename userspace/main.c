@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * main.c — `sbx-bpf` command dispatch, bpftool style: global options, then
+ * a command from the table, each command parsing its own options.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "doctor.h"
+#include "util.h"
+
+struct cli_opts cli;
+
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+	const char *summary;
+};
+
+static int do_help(int argc, char **argv);
+static int do_version(int argc, char **argv);
+
+static const struct cmd cmds[] = {
+	{ "run", do_run, "run a command inside a new sandbox" },
+	{ "doctor", do_doctor, "check whether this host can enforce, and how to fix it" },
+	{ "version", do_version, "print the version" },
+	{ "help", do_help, "show this help" },
+};
+
+void p_err(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (cli.json)
+		print_json(json_pack("{s:s}", "error", msg));
+	else
+		fprintf(stderr, "sbx-bpf: error: %s\n", msg);
+}
+
+void p_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "sbx-bpf: warning: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void print_json(json_t *v)
+{
+	if (!v)
+		return;
+	json_dumpf(v, stdout, JSON_COMPACT);
+	fputc('\n', stdout);
+	fflush(stdout);
+	json_decref(v);
+}
+
+/* libbpf talks only with -v: its load logs are for developers. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (!cli.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: sbx-bpf [OPTIONS] COMMAND [ARGS…]\n"
+		"\n"
+		"Sandbox AI agents with BPF-LSM: per-cgroup file and network policy\n"
+		"enforced in the kernel, with every violation reported.\n"
+		"\n"
+		"Commands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(out,
+		"\n"
+		"Options (before or after the command):\n"
+		"  -j, --json      machine-readable output (errors too)\n"
+		"  -v, --verbose   show libbpf and verifier messages\n"
+		"  -V, --version   print the version\n"
+		"  -h, --help      help (COMMAND --help for a command)\n"
+		"\n"
+		"Exit codes: 0 success; 1 failure; 2 usage error or invalid input.\n");
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+static int do_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	if (cli.json)
+		print_json(json_pack("{s:s, s:i, s:s}", "version", SBX_VERSION, "abi", 1,
+				     "libbpf", libbpf_version_string()));
+	else
+		printf("sbx-bpf %s (libbpf %s)\n", SBX_VERSION, libbpf_version_string());
+	return 0;
+}
+
+/* Options every command takes; returns 1 if handled, -1 on a bad option. */
+int cli_common_opt(int c)
+{
+	switch (c) {
+	case 'j': cli.json = true; return 1;
+	case 'v': cli.verbose = true; return 1;
+	}
+	return 0;
+}
+
+int do_doctor(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct doctor_report r;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jvh", opts, NULL)) != -1) {
+		if (cli_common_opt(c))
+			continue;
+		if (c == 'h') {
+			printf("Usage: sbx-bpf doctor [--json]\n\n"
+			       "Check whether this host can enforce sandboxes: kernel version, BTF,\n"
+			       "active LSMs, an actual BPF-LSM program load, lockdown, bpffs, cgroup v2\n"
+			       "and its controllers, capabilities. Each line is PASS, WARN or FAIL with\n"
+			       "the fix. Exit status 0 only when enforcement can work, else 1.\n");
+			return 0;
+		}
+		fprintf(stderr, "Try 'sbx-bpf doctor --help'.\n");
+		return EXIT_USAGE;
+	}
+	if (optind < argc) {
+		p_err("doctor takes no arguments (got '%s')", argv[optind]);
+		return EXIT_USAGE;
+	}
+	doctor_run(&r);
+	if (cli.json)
+		print_json(doctor_to_json(&r));
+	else
+		doctor_print(&r, stdout);
+	return doctor_ok(&r) ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	/* "+": stop at the command; its own options are its business. */
+	while ((c = getopt_long(argc, argv, "+jvVh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': cli.json = true; break;
+		case 'v': cli.verbose = true; break;
+		case 'V': return do_version(0, NULL);
+		case 'h': usage(stdout); return 0;
+		default:
+			fprintf(stderr, "Try 'sbx-bpf --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	libbpf_set_print(libbpf_print);
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+		if (!strcmp(argv[optind], cmds[i].name)) {
+			argv += optind;
+			argc -= optind;
+			optind = 0;	/* reset getopt for the command */
+			return cmds[i].func(argc, argv);
+		}
+	}
+	p_err("unknown command '%s' (try 'sbx-bpf --help')", argv[optind]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* util.h — small helpers shared by the userspace modules. */
+#ifndef SBX_UTIL_H
+#define SBX_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Cleanup idiom used project-wide: variables freed when they leave scope. */
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+
+/* Read up to sz-1 bytes of @path into @buf, NUL-terminated. Bytes read or -errno. */
+int read_file(const char *path, char *buf, size_t sz);
+/* Write @s to an existing file (sysfs/cgroupfs style). 0 or -errno. */
+int write_file(const char *path, const char *s);
+
+/* "6.1.0-50-amd64" → 6, 1, 0. 0 or -EINVAL. */
+int parse_kernel_release(const char *release, int *major, int *minor, int *patch);
+
+/* Strip trailing whitespace/newlines in place; returns @s. */
+char *strip(char *s);
+
+/* Does the comma-separated @list contain @word exactly? */
+bool list_has(const char *list, const char *word);
+
+#endif
