@@ -9,7 +9,7 @@ PKGS=(
 	make gcc pkg-config clang-19 llvm-19 bpftool libbpf-dev libelf-dev
 	zlib1g-dev libzstd-dev libjansson-dev
 	# host unit tests
-	libcmocka-dev
+	libcmocka-dev jq
 	# VM test rig
 	qemu-system-x86 debootstrap cpio busybox-static kmod
 )

@@ -1,0 +1,71 @@
+# One real LSM program loaded by sbx-bpf denies an open inside a sandbox
+# cgroup, reports it, and lets the same open through outside the cgroup.
+. /sbx/tests/e2e/lib.sh
+
+D=$W/data
+mkdir -p "$D/pub"
+echo s3cret >"$D/secret"
+echo hello >"$D/pub/readme"
+ln -s "$D/secret" "$D/pub/link-to-secret"
+
+# Denied inside: errno and event.
+out=$(sbx-bpf run --name e2e-deny --events "$W/ev1.json" --deny-read "$D/secret" -- \
+	sbx-probe open "$D/secret" 2>"$W/err1")
+rc=$?
+check sandboxed-open-errno "$out" EACCES
+check sandboxed-open-exit-status "$rc" 1
+check_json event-denied-read "$W/ev1.json" \
+	"length == 1 and .[0].verdict == \"denied\" and .[0].op == \"read\" and .[0].path == \"$D/secret\""
+check_json event-errno-and-rule "$W/ev1.json" \
+	".[0].errno == 13 and .[0].rule.text == \"deny-read $D/secret\" and .[0].rule.id == 0"
+check_json event-process "$W/ev1.json" \
+	'.[0].process.comm == "sbx-probe" and .[0].process.pid > 1 and .[0].process.uid == 0 and .[0].schema == "sbx-bpf.event/1"'
+check_json event-sandbox "$W/ev1.json" '.[0].sandbox == "e2e-deny" and .[0].cgroup_id == .[0].sandbox_cgroup_id'
+grep -q "sbx-bpf: denied read $D/secret (deny-read $D/secret) pid [0-9]* sbx-probe" "$W/err1" &&
+	pass human-line || fail human-line "stderr: $(cat "$W/err1")"
+[ ! -e /sys/fs/cgroup/sbx-bpf/e2e-deny ] && pass cgroup-removed || fail cgroup-removed "still there"
+
+# Same sandbox, a file not under the rule: allowed, no event.
+out=$(sbx-bpf run --events "$W/ev2.json" --deny-read "$D/secret" -- sbx-probe open "$D/pub/readme" 2>/dev/null)
+check sandboxed-other-file-ok "$out" OK
+check_json no-event-when-allowed "$W/ev2.json" 'length == 0'
+
+# A symlink does not help: the verdict and the event name the real file.
+out=$(sbx-bpf run --events "$W/ev3.json" --deny-read "$D/secret" -- sbx-probe open "$D/pub/link-to-secret" 2>/dev/null)
+check symlink-denied "$out" EACCES
+check_json symlink-event-real-path "$W/ev3.json" ".[0].path == \"$D/secret\""
+
+# Outside the cgroup, while the program is attached and a sandbox is live:
+# the outside open succeeds, a grandchild inside is denied, only it is reported.
+rm -f "$W/ready" "$W/go"
+sbx-bpf run --name e2e-live --events "$W/ev4.json" --deny-read "$D/secret" -- \
+	sh -c "sh -c 'sbx-probe open $D/secret' >$W/inside.txt; touch $W/ready;
+	       while [ ! -e $W/go ]; do sleep 0.1; done" 2>/dev/null &
+runpid=$!
+if wait_for "$W/ready" 300; then
+	check outside-open-ok "$(sbx-probe open "$D/secret")" OK
+	check outside-content-readable "$(cat "$D/secret")" s3cret
+	[ -d /sys/fs/cgroup/sbx-bpf/e2e-live ] && pass sandbox-cgroup-exists || fail sandbox-cgroup-exists missing
+else
+	fail outside-open-ok "sandbox did not get ready"
+fi
+touch "$W/go"
+wait $runpid
+check grandchild-denied "$(cat "$W/inside.txt")" EACCES
+check_json only-inside-reported "$W/ev4.json" "length == 1 and .[0].path == \"$D/secret\""
+
+# Audit mode: nothing denied, every would-be denial reported.
+out=$(sbx-bpf run --audit --events "$W/ev5.json" --deny-read "$D/secret" -- sbx-probe open "$D/secret" 2>/dev/null)
+check audit-allows "$out" OK
+check_json audit-event "$W/ev5.json" 'length == 1 and .[0].verdict == "audit" and .[0].errno == 0'
+
+# allow-read beneath deny-read re-allows; the most specific rule wins.
+out=$(sbx-bpf run --deny-read "$D" --allow-read "$D/pub" -- sbx-probe open "$D/pub/readme" 2>/dev/null)
+check nested-allow-ok "$out" OK
+out=$(sbx-bpf run --deny-read "$D" --allow-read "$D/pub" -- sbx-probe open "$D/secret" 2>/dev/null)
+check nested-deny-outside-allow "$out" EACCES
+
+# Exit status: the command's own, or 128+signal.
+sbx-bpf run -- sh -c 'exit 7' 2>/dev/null; check exit-status-propagated "$?" 7
+sbx-bpf run -- sh -c 'kill -TERM $$' 2>/dev/null; check signal-exit-status "$?" 143
+sbx-bpf run -- /nonexistent/cmd 2>/dev/null; check exec-failure-127 "$?" 127

@@ -1,0 +1,27 @@
+# Helpers for the e2e tests that run as root inside the test VM.
+# Each check appends one "PASS name" or "FAIL name: why" line to $SBX_RESULT_LOG.
+set -u
+T=${SBX_TEST:-$(basename "$0" .sh)}
+LOG=${SBX_RESULT_LOG:-/dev/stdout}
+W=$(mktemp -d /tmp/e2e.XXXXXX)
+
+pass() { echo "PASS $T/$1" >>"$LOG"; }
+fail() { echo "FAIL $T/$1: $2" >>"$LOG"; echo "FAIL $T/$1: $2" >&2; }
+
+# check NAME GOT WANT
+check() {
+	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi
+}
+
+# check_json NAME FILE JQ-FILTER: the filter must print "true" for FILE.
+check_json() {
+	got=$(jq -s -e "$3" "$2" 2>&1) && [ "$got" = true ] && { pass "$1"; return; }
+	fail "$1" "jq '$3' on $(wc -l <"$2") event(s) gave '$got'; events: $(head -c 600 "$2")"
+}
+
+# Wait up to $2 tenths of a second for file $1.
+wait_for() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt "$2" ]; do sleep 0.1; i=$((i + 1)); done
+	[ -e "$1" ]
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+static void test_kernel_release(void **state)
+{
+	int a, b, c;
+
+	(void)state;
+	assert_int_equal(parse_kernel_release("6.1.0-50-amd64", &a, &b, &c), 0);
+	assert_int_equal(a, 6); assert_int_equal(b, 1); assert_int_equal(c, 0);
+	assert_int_equal(parse_kernel_release("6.12.107+deb13-amd64", &a, &b, &c), 0);
+	assert_int_equal(a, 6); assert_int_equal(b, 12); assert_int_equal(c, 107);
+	assert_int_equal(parse_kernel_release("5.17", &a, &b, &c), 0);
+	assert_int_equal(b, 17); assert_int_equal(c, 0);
+	assert_int_equal(parse_kernel_release("garbage", &a, &b, &c), -22);
+}
+
+static void test_list_has(void **state)
+{
+	(void)state;
+	assert_true(list_has("lockdown,capability,landlock,bpf", "bpf"));
+	assert_true(list_has("bpf", "bpf"));
+	assert_false(list_has("lockdown,capability,bpfx", "bpf"));
+	assert_false(list_has("xbpf,capability", "bpf"));
+	assert_false(list_has("", "bpf"));
+}
+
+static void test_strip(void **state)
+{
+	char s[] = "cpu io memory pids\n \t";
+
+	(void)state;
+	assert_string_equal(strip(s), "cpu io memory pids");
+}
+
+static const char unified[] =
+	"22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+	"29 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec - cgroup2 cgroup2 rw,nsdelegate\n";
+static const char hybrid[] =
+	"30 23 0:27 / /sys/fs/cgroup ro - tmpfs tmpfs ro,mode=755\n"
+	"31 30 0:28 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
+	"32 30 0:29 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+static const char legacy[] =
+	"30 23 0:27 / /sys/fs/cgroup ro - tmpfs tmpfs ro,mode=755\n"
+	"32 30 0:29 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n";
+
+static void test_cgroup_layout(void **state)
+{
+	char v2[256];
+
+	(void)state;
+	assert_int_equal(cgroup_parse_layout(unified, v2, sizeof(v2)), CGROUP_UNIFIED);
+	assert_string_equal(v2, "/sys/fs/cgroup");
+	assert_int_equal(cgroup_parse_layout(hybrid, v2, sizeof(v2)), CGROUP_HYBRID);
+	assert_string_equal(v2, "/sys/fs/cgroup/unified");
+	assert_int_equal(cgroup_parse_layout(legacy, v2, sizeof(v2)), CGROUP_LEGACY);
+	assert_string_equal(v2, "");
+	assert_int_equal(cgroup_parse_layout("", v2, sizeof(v2)), CGROUP_NONE);
+	/* An optional field before the separator must not shift the columns. */
+	assert_int_equal(cgroup_parse_layout(
+		"29 23 0:26 / /sys/fs/cgroup rw shared:4 - cgroup2 cgroup2 rw\n", v2, sizeof(v2)),
+		CGROUP_UNIFIED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kernel_release),
+		cmocka_unit_test(test_list_has),
+		cmocka_unit_test(test_strip),
+		cmocka_unit_test(test_cgroup_layout),
+	};
+
+	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}
