@@ -169,7 +169,8 @@ make_overlay() {
 	cp -r "$ROOT/tests/e2e" "$ROOT/tests/vm" "$stage/sbx/tests/"
 	cp "$ROOT/tests/vm/init.sh" "$stage/sbx/init"
 	chmod +x "$stage/sbx/init"
-	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\n' "$mode" "$TEST_TIMEOUT" "${SBX_TESTS:-}" \
+	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\nexport SBX_KERNEL_RELEASE=%s\n' \
+		"$mode" "$TEST_TIMEOUT" "${SBX_TESTS:-}" "$(cat "$KDIR/release")" \
 		>"$stage/sbx/config"
 	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$dst"
 	rm -rf "$stage"

@@ -69,3 +69,29 @@ check nested-deny-outside-allow "$out" EACCES
 sbx-bpf run -- sh -c 'exit 7' 2>/dev/null; check exit-status-propagated "$?" 7
 sbx-bpf run -- sh -c 'kill -TERM $$' 2>/dev/null; check signal-exit-status "$?" 143
 sbx-bpf run -- /nonexistent/cmd 2>/dev/null; check exec-failure-127 "$?" 127
+
+# Fail closed: a file whose path is too long for bpf_d_path is denied in any
+# sandbox, with an event that says so; outside, the same open works.
+python3 - "$D" <<'PY'
+import os, sys
+os.chdir(sys.argv[1])
+for i in range(50):                      # 50 * 101 bytes > 4096
+    os.mkdir("d" * 100); os.chdir("d" * 100)
+open("deep-file", "w").write("x")
+PY
+
+cat >"$W/deep.py" <<PY
+import os, sys
+os.chdir("$D")
+for i in range(50): os.chdir("d" * 100)
+try:
+    open("deep-file").read(); print("OK")
+except PermissionError: print("EACCES")
+except OSError as e: print("E%d" % e.errno)
+PY
+check long-path-outside-ok "$(python3 "$W/deep.py")" OK
+out=$(sbx-bpf run --events "$W/ev6.json" --deny-read /nonexistent -- python3 "$W/deep.py" 2>"$W/err6")
+check long-path-denied "$out" EACCES
+check_json long-path-event-unresolved "$W/ev6.json" \
+	'map(select(.path_unresolved)) | length >= 1 and (.[0].rule == null) and .[0].errno == 13'
+grep -q "path too long to resolve" "$W/err6" && pass long-path-human-line || fail long-path-human-line "$(cat "$W/err6")"
