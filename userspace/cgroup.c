@@ -103,21 +103,24 @@ int cgroup_create(const char *name, struct sbx_cgroup *cg)
 	snprintf(root, sizeof(root), "%s/%s", v2, SBX_CGROUP_ROOT_NAME);
 	if (mkdir(root, 0755) && errno != EEXIST)
 		return -errno;
-	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", root, name) >= sizeof(cg->path))
+	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", root, name) >= sizeof(cg->path)) {
+		cg->path[0] = '\0';
 		return -ENAMETOOLONG;
-	if (mkdir(cg->path, 0755))
-		return -errno;
-	cg->fd = open(cg->path, O_DIRECTORY | O_CLOEXEC);
-	if (cg->fd < 0) {
+	}
+	if (mkdir(cg->path, 0755)) {
+		/* Not ours (e.g. a live sandbox of that name): destroy must not touch it. */
 		err = -errno;
-		rmdir(cg->path);
+		cg->path[0] = '\0';
 		return err;
 	}
-	err = cgroup_id_of(cg->path, &cg->id);
+	cg->fd = open(cg->path, O_DIRECTORY | O_CLOEXEC);
+	err = cg->fd < 0 ? -errno : cgroup_id_of(cg->path, &cg->id);
 	if (err) {
-		close(cg->fd);
+		if (cg->fd >= 0)
+			close(cg->fd);
 		cg->fd = -1;
 		rmdir(cg->path);
+		cg->path[0] = '\0';
 	}
 	return err;
 }

@@ -95,3 +95,16 @@ check long-path-denied "$out" EACCES
 check_json long-path-event-unresolved "$W/ev6.json" \
 	'map(select(.path_unresolved)) | length >= 1 and (.[0].rule == null) and .[0].errno == 13'
 grep -q "path too long to resolve" "$W/err6" && pass long-path-human-line || fail long-path-human-line "$(cat "$W/err6")"
+
+# A second sandbox with a live sandbox's name is refused, and the live one
+# is left alone (not killed, not removed).
+rm -f "$W/ready" "$W/go"
+sbx-bpf run --name e2e-dup -- sh -c "touch $W/ready; while [ ! -e $W/go ]; do sleep 0.1; done; echo survived >$W/dup.txt" \
+	2>/dev/null &
+first=$!
+wait_for "$W/ready" 300
+sbx-bpf run --name e2e-dup -- true 2>"$W/err7"; check duplicate-name-exit-1 "$?" 1
+grep -q "File exists" "$W/err7" && pass duplicate-name-message || fail duplicate-name-message "$(cat "$W/err7")"
+[ -d /sys/fs/cgroup/sbx-bpf/e2e-dup ] && pass duplicate-leaves-live-cgroup || fail duplicate-leaves-live-cgroup "removed"
+touch "$W/go"; wait $first
+check live-sandbox-survived "$(cat "$W/dup.txt" 2>/dev/null)" survived
