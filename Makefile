@@ -27,7 +27,7 @@ endif
 WARN	:= -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
 	   -Wno-format-truncation
 CFLAGS	?= -O2 -g
-CFLAGS	+= $(WARN) -std=gnu11 -D_GNU_SOURCE -DSBX_VERSION='"$(VERSION)"' \
+CFLAGS	+= $(WARN) -std=gnu11 -D_GNU_SOURCE \
 	   -Ibpf -I$(BUILD) -MMD -MP
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
@@ -70,6 +70,13 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
+
+# Rewritten only when the version changes, so it triggers no needless rebuild.
+$(BUILD)/version.h: FORCE | $(BUILD)
+	$(Q)echo '#define SBX_VERSION "$(VERSION)"' | cmp -s - $@ || \
+		echo '#define SBX_VERSION "$(VERSION)"' > $@
+$(BUILD)/static/main.o $(BUILD)/obj/main.o: $(BUILD)/version.h
+.PHONY: FORCE
 
 # The shipped binary is static and never sanitized: it must drop into any VM.
 $(BUILD)/static/%.o: userspace/%.c $(SKELS) | $(BUILD)/static

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "doctor.h"
 #include "util.h"
+#include "version.h"
 
 struct cli_opts cli;
 
