@@ -163,8 +163,12 @@ int BPF_PROG(fs_file_open, struct file *file, int ret)
 
 	task = bpf_get_current_task_btf();
 	ev = bpf_task_storage_get(&scratch, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ev)
-		return -EACCES;	/* no memory to judge with: fail closed (no event possible) */
+	if (!ev) {
+		/* No memory to judge with: fail closed; the lost event is counted. */
+		stat_inc(SBX_STAT_DENIED);
+		stat_inc(SBX_STAT_EVENTS_LOST);
+		return -EACCES;
+	}
 
 	n = bpf_d_path((struct path *)&file->f_path, ev->path, SBX_PATH_MAX);
 	if (n <= 0) {
