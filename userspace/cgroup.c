@@ -94,35 +94,32 @@ int cgroup_id_of(const char *path, __u64 *id)
 
 int cgroup_create(const char *name, struct sbx_cgroup *cg)
 {
-	char v2[PATH_MAX], root[PATH_MAX];
+	char v2[PATH_MAX], root[PATH_MAX], path[PATH_MAX];
 	int err;
 
+	/* cg->path is set only once the cgroup is ours, so destroy never touches another's. */
+	cg->path[0] = '\0';
 	cg->fd = -1;
 	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
 		return -ENOTSUP;
 	snprintf(root, sizeof(root), "%s/%s", v2, SBX_CGROUP_ROOT_NAME);
 	if (mkdir(root, 0755) && errno != EEXIST)
 		return -errno;
-	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", root, name) >= sizeof(cg->path)) {
-		cg->path[0] = '\0';
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, name) >= sizeof(path))
 		return -ENAMETOOLONG;
-	}
-	if (mkdir(cg->path, 0755)) {
-		/* Not ours (e.g. a live sandbox of that name): destroy must not touch it. */
-		err = -errno;
-		cg->path[0] = '\0';
-		return err;
-	}
-	cg->fd = open(cg->path, O_DIRECTORY | O_CLOEXEC);
-	err = cg->fd < 0 ? -errno : cgroup_id_of(cg->path, &cg->id);
+	if (mkdir(path, 0755))
+		return -errno;	/* e.g. EEXIST: a live sandbox of that name */
+	cg->fd = open(path, O_DIRECTORY | O_CLOEXEC);
+	err = cg->fd < 0 ? -errno : cgroup_id_of(path, &cg->id);
 	if (err) {
 		if (cg->fd >= 0)
 			close(cg->fd);
 		cg->fd = -1;
-		rmdir(cg->path);
-		cg->path[0] = '\0';
+		rmdir(path);
+		return err;
 	}
-	return err;
+	memcpy(cg->path, path, sizeof(path));
+	return 0;
 }
 
 /* The child side of cgroup_spawn: default signals, exec, report errno. */

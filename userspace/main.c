@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "doctor.h"
+#include "sbx_abi.h"
 #include "util.h"
 #include "version.h"
 
@@ -111,7 +112,7 @@ static int do_version(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	if (cli.json)
-		print_json(json_pack("{s:s, s:i, s:s}", "version", SBX_VERSION, "abi", 1,
+		print_json(json_pack("{s:s, s:i, s:s}", "version", SBX_VERSION, "abi", SBX_ABI_VERSION,
 				     "libbpf", libbpf_version_string()));
 	else
 		printf("sbx-bpf %s (libbpf %s)\n", SBX_VERSION, libbpf_version_string());
