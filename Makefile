@@ -3,6 +3,7 @@
 #   make            build/sbx-bpf (static) and the test programs
 #   make test       install deps, build, run every test layer, print "N passed, N failed"
 #   make demo       install deps, build, boot the VM and show a sandboxed agent command
+#   make bench      install deps, build, boot the VM and measure open(2) overhead
 #   make vm-shell   a shell in the VM (KERNEL=6.1|6.12)
 #   make V=1        show full commands;  make SAN=1  sanitizers for host tests
 .DELETE_ON_ERROR:
@@ -39,16 +40,19 @@ BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 BPF_PROGS  := fs probe
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
-CMD_SRCS   := userspace/main.c userspace/run.c
+CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c
 LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard userspace/*.c))
-LIB_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o)
+# The preset policies, linked in as data (presets.S .incbin's policies/*.json).
+PRESETS	   := $(wildcard policies/*.json)
+LIB_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/presets.o
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe
+BENCH_BINS := $(BUILD)/bench/bin/openbench
 
-.PHONY: all deps test test-unit test-bpf test-host test-vm demo vm-shell clean
-all: $(BUILD)/sbx-bpf $(UNIT_BINS) $(BPFT_BINS) $(VM_BINS)
+.PHONY: all deps test test-unit test-bpf test-host test-vm demo bench vm-shell clean
+all: $(BUILD)/sbx-bpf $(UNIT_BINS) $(BPFT_BINS) $(VM_BINS) $(BENCH_BINS)
 
 deps:
 	$(Q)scripts/install-deps.sh
@@ -71,6 +75,10 @@ $(BUILD)/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -c $< -o $@
 
+$(BUILD)/obj/presets.o $(BUILD)/static/presets.o: userspace/presets.S $(PRESETS) | $(BUILD)/obj $(BUILD)/static
+	$(call msg,AS,$@)
+	$(Q)$(CC) -c $< -o $@
+
 # Rewritten only when the version changes, so it triggers no needless rebuild.
 $(BUILD)/version.h: FORCE | $(BUILD)
 	$(Q)echo '#define SBX_VERSION "$(VERSION)"' | cmp -s - $@ || \
@@ -83,14 +91,15 @@ $(BUILD)/static/%.o: userspace/%.c $(SKELS) | $(BUILD)/static
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/sbx-bpf: $(LIB_SRCS:userspace/%.c=$(BUILD)/static/%.o) $(CMD_SRCS:userspace/%.c=$(BUILD)/static/%.o)
+$(BUILD)/sbx-bpf: $(LIB_SRCS:userspace/%.c=$(BUILD)/static/%.o) $(CMD_SRCS:userspace/%.c=$(BUILD)/static/%.o) \
+		$(BUILD)/static/presets.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -static -o $@ $^ -lbpf -lelf -lz -lzstd -ljansson
 
 # --- tests ------------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -o $@ $^ -lcmocka $(STATIC_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $^ -lcmocka $(STATIC_LIBS)
 
 $(BUILD)/tests/bpf/fs_match_test: tests/bpf/fs_match_test.c $(BUILD)/tests/bpf/fs_match_test.skel.h \
 		$(LIB_OBJS) | $(BUILD)/tests/bpf
@@ -102,7 +111,13 @@ $(BUILD)/tests/bin/%: tests/vm/%.c | $(BUILD)/tests/bin
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
 
-$(BUILD) $(BUILD)/obj $(BUILD)/static $(BUILD)/tests/unit $(BUILD)/tests/bpf $(BUILD)/tests/bin:
+# --- benchmarks (run in the VM, static like the test helpers) ------------------
+$(BUILD)/bench/bin/%: bench/%.c | $(BUILD)/bench/bin
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+$(BUILD) $(BUILD)/obj $(BUILD)/static $(BUILD)/tests/unit $(BUILD)/tests/bpf $(BUILD)/tests/bin \
+		$(BUILD)/bench/bin:
 	$(Q)mkdir -p $@
 
 # --- entry points -------------------------------------------------------------
@@ -118,10 +133,15 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/vm.sh demo $(KERNEL)
 
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/vm.sh bench $(KERNEL)
+
 vm-shell: all
 	$(Q)scripts/vm.sh shell $(KERNEL)
 
 clean:
 	$(Q)rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/static/*.d $(BUILD)/tests/*/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/static/*.d $(BUILD)/tests/*/*.d \
+	$(BUILD)/bench/*/*.d)

@@ -2,32 +2,69 @@
 /*
  * fs.bpf.c — file-system enforcement for sandboxed cgroups.
  *
- * Hooks and what each denies (only for tasks in a cgroup listed in
- * `sandboxes`, or below one; every other task passes untouched):
+ * Hooks and what each denies, only for tasks in a cgroup listed in
+ * `sandboxes` or below one (every other task passes untouched); "read" and
+ * "write" are judged by the policy (fs_match.h), each denial is -EACCES plus
+ * one event:
  *
- *   lsm/file_open   opening a file for reading when the most specific rule
- *                   matching its path is a deny-read rule → -EACCES + event.
- *                   A path bpf_d_path cannot resolve (too long) is denied
- *                   with an event flagged SBX_EV_PATH_UNRESOLVED: fail closed.
+ *   lsm/file_open          read: opening for reading (and exec); write:
+ *                          opening for writing or appending
+ *   lsm/path_mknod         write: creating a file (O_CREAT, mknod), before
+ *                          the inode exists, so no empty file is left
+ *   lsm/path_mkdir         write: the new directory
+ *   lsm/path_rmdir         write: the directory removed
+ *   lsm/path_unlink        write: the name removed
+ *   lsm/path_symlink       write: the new link (its target is judged when used)
+ *   lsm/path_link          write: the new name; and the existing file must be
+ *                          readable and writable, so a hard link can neither
+ *                          create a readable name for a read-denied file nor a
+ *                          writable one for a write-denied file
+ *   lsm/path_rename        write: source and destination (both ways for
+ *                          RENAME_EXCHANGE); a read-denied source; and any
+ *                          rename whose source or destination has a rule at
+ *                          or beneath it (SBX_FS_GUARD), which would carry
+ *                          files from under one rule to under another
+ *   lsm/path_truncate      write: truncate(2), open(O_TRUNC) and, before
+ *   lsm/file_truncate      6.2, ftruncate(2); file_truncate: ftruncate on 6.2+
+ *   lsm/path_chmod         write: chmod
+ *   lsm/path_chown         write: chown
+ *   lsm/inode_setattr      write: utimes (the other attributes have path hooks)
+ *   lsm/inode_setxattr     write: setting an extended attribute
+ *   lsm/inode_removexattr  write: removing one
+ *   lsm/inode_set_acl      write: POSIX ACLs (6.2+; before, they were xattrs)
+ *   lsm/inode_remove_acl
  *
- * Paths are the file's place in the host's tree as bpf_d_path gives it from
- * the opened struct path, so the name the process used (symlinks, "..",
- * relative paths, /proc/self/fd/N) does not change the verdict.
+ * Mandatory, whatever the policy says: no write of any kind on the cgroup
+ * file systems, bpffs or securityfs (recognised by file-system type, wherever
+ * they are mounted), so a sandboxed task can neither move itself out of its
+ * cgroup nor touch pinned BPF objects.
  *
- * Matching is in fs_match.h: one hash lookup per path component, independent
- * of the number of rules. In audit mode (SBX_SANDBOX_AUDIT) the same event is
- * sent with verdict AUDIT and the open proceeds.
+ * Paths are where the object really is in the host's tree: this file walks
+ * dentries and mounts up to the root of the mount namespace itself instead of
+ * using bpf_d_path, which stops at the task's chroot and is not allowed in
+ * most of these hooks. So symlinks, "..", relative names, /proc/self/root,
+ * /proc/self/fd/N and chroot do not change the verdict. Objects on internal
+ * mounts (pipes, sockets, memfd) have no place in the tree and are not
+ * judged. A path longer than SBX_PATH_MAX - 1 bytes, deeper than
+ * SBX_WALK_MAX steps, or not connected to its mount's root is denied with an
+ * event flagged SBX_EV_PATH_UNRESOLVED: fail closed. The inode_* hooks get a
+ * dentry without a mount; they judge the object's path under every mount of
+ * its file system and deny if any of them denies (or there are more than
+ * SBX_SB_MOUNTS_MAX).
+ *
+ * Matching is in fs_match.h: a few hash lookups per path component,
+ * independent of the number of rules. In audit mode (SBX_SANDBOX_AUDIT) the
+ * same event is sent with verdict AUDIT and the operation proceeds.
  *
  * Maps:
  *   sandboxes   cgroup id → policy id + flags; SBX_MAX_SANDBOXES entries.
- *   fs_rules    (policy, len, hash) → rule; SBX_MAX_FS_RULES entries.
- *   scratch     task storage: one struct sbx_event per sandboxed thread, the
- *               work buffer for d_path and the event. Task-local rather than
- *               per-CPU so a preempted program cannot have its buffer
- *               overwritten by another run of the same program on that CPU.
- *   events      ring buffer of struct sbx_event, variable length (path cut
- *               to its real size); a full buffer counts SBX_STAT_EVENTS_LOST,
- *               the verdict stands.
+ *   fs_rules    struct sbx_fs_key → struct sbx_fs_rule; SBX_MAX_FS_RULES.
+ *   scratch     task storage: the event being built and the walk buffer.
+ *               Task-local rather than per-CPU so a preempted program cannot
+ *               have its buffer overwritten by another run on that CPU.
+ *   events      ring buffer of struct sbx_event, variable length (paths cut
+ *               to their real size); a full buffer counts
+ *               SBX_STAT_EVENTS_LOST, the verdict stands.
  *   stats       per-CPU counters (enum sbx_stat).
  */
 #include "vmlinux.h"
@@ -37,9 +74,34 @@
 #include "sbx_abi.h"
 
 #define EACCES		13
+#define EINVAL		22
 #define FMODE_READ	0x1
+#define FMODE_WRITE	0x2
+#define RENAME_EXCHANGE	(1 << 1)
+#define ATTR_MODE	(1 << 0)
+#define ATTR_UID	(1 << 1)
+#define ATTR_GID	(1 << 2)
+#define ATTR_SIZE	(1 << 3)
+#define ATTR_ATIME	(1 << 4)
+#define ATTR_MTIME	(1 << 5)
+#define MNT_NS_INTERNAL	((void *)(long)-EINVAL)	/* fs/mount.h: kern_mount()ed */
+
+#define CGROUP_SUPER_MAGIC	0x27e0eb
+#define CGROUP2_SUPER_MAGIC	0x63677270
+#define BPF_FS_MAGIC		0xcafe4a11
+#define SECURITYFS_MAGIC	0x73636673
+
 
 char LICENSE[] SEC("license") = "GPL";
+
+struct walk_buf {
+	char b[SBX_PATH_MAX + SBX_NAME_MAX + 1];	/* paths are built backwards here */
+};
+
+struct sbx_scratch {
+	struct sbx_event ev;
+	struct walk_buf walk;
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -51,6 +113,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SBX_MAX_FS_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sbx_fs_key);
 	__type(value, struct sbx_fs_rule);
 } fs_rules SEC(".maps");
@@ -59,7 +122,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct sbx_event);
+	__type(value, struct sbx_scratch);
 } scratch SEC(".maps");
 
 struct {
@@ -113,17 +176,45 @@ static __always_inline struct sbx_sandbox *current_sandbox(__u64 *sandbox_cgid)
 	return NULL;
 }
 
-/* Fill the task fields of @ev and send @ev (cut to its path) on the ring buffer. */
-static __always_inline void emit(struct sbx_event *ev, __u64 sandbox_cgid,
-				 __u32 op, __u32 verdict, __u32 rule_id, __u32 flags, int error)
+/* Everything one hook invocation works with. */
+struct judge {
+	struct sbx_sandbox *sb;
+	__u64 sandbox_cgid;
+	struct sbx_scratch *s;
+};
+
+/* 1: sandboxed, go on judging; 0: not sandboxed; -EACCES: cannot judge (no memory). */
+static __always_inline int judge_begin(struct judge *j)
+{
+	j->sb = current_sandbox(&j->sandbox_cgid);
+	if (!j->sb)
+		return 0;
+	j->s = bpf_task_storage_get(&scratch, bpf_get_current_task_btf(), NULL,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!j->s) {
+		/* No memory to judge with: fail closed; the lost event is counted. */
+		stat_inc(SBX_STAT_DENIED);
+		stat_inc(SBX_STAT_EVENTS_LOST);
+		return -EACCES;
+	}
+	j->s->ev.flags = 0;
+	j->s->ev.path_len = 0;
+	j->s->ev.path2_len = 0;
+	j->s->ev.path[0] = '\0';
+	return 1;
+}
+
+/* Fill the task fields of the event and send it, cut to its paths' real size. */
+static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32 rule_id, int error)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	struct sbx_event *ev = &j->s->ev;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 size;
 
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->cgroup_id = bpf_get_current_cgroup_id();
-	ev->sandbox_cgroup_id = sandbox_cgid;
+	ev->sandbox_cgroup_id = j->sandbox_cgid;
 	ev->pid = (__u32)id;
 	ev->tgid = id >> 32;
 	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
@@ -131,64 +222,537 @@ static __always_inline void emit(struct sbx_event *ev, __u64 sandbox_cgid,
 	ev->op = op;
 	ev->verdict = verdict;
 	ev->rule_id = rule_id;
-	ev->flags = flags;
 	ev->error = error;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 
-	size = offsetof(struct sbx_event, path) + (ev->path_len & (SBX_PATH_MAX - 1)) + 1;
+	if (ev->flags & SBX_EV_PATH2)
+		size = offsetof(struct sbx_event, path2) + (ev->path2_len & (SBX_PATH_MAX - 1)) + 1;
+	else
+		size = offsetof(struct sbx_event, path) + (ev->path_len & (SBX_PATH_MAX - 1)) + 1;
 	if (size > sizeof(*ev))
 		size = sizeof(*ev);
 	if (bpf_ringbuf_output(&events, ev, size, 0))
 		stat_inc(SBX_STAT_EVENTS_LOST);
 }
 
+/* Report a denial; returns what the hook returns (0 in audit mode). */
+static __always_inline int deny(struct judge *j, __u32 op, __u32 rule_id)
+{
+	stat_inc(SBX_STAT_DENIED);
+	if (j->sb->flags & SBX_SANDBOX_AUDIT) {
+		emit(j, op, SBX_VERDICT_AUDIT, rule_id, 0);
+		return 0;
+	}
+	emit(j, op, SBX_VERDICT_DENY, rule_id, -EACCES);
+	return -EACCES;
+}
+
+/* --- where an object is: dentry + mount → absolute path --------------------- */
+
+enum walk_state { WALK_RUNNING, WALK_DONE, WALK_UNRESOLVED, WALK_DETACHED };
+
+struct up_walk {
+	struct dentry *d;
+	struct mount *m;
+	char *buf;		/* struct sbx_scratch.walk */
+	__u32 pos;		/* the path built so far is buf[pos..SBX_PATH_MAX) */
+	__u32 state;
+};
+
+/* One step up: a component, or a mount crossing. */
+static long up_step(__u32 i, void *ctx)
+{
+	struct up_walk *w = ctx;
+	struct dentry *d = w->d, *parent, *root;
+	struct mount *m = w->m, *up;
+	const unsigned char *name;
+	__u32 len;
+
+	root = BPF_CORE_READ(m, mnt.mnt_root);
+	parent = BPF_CORE_READ(d, d_parent);
+	if (d == root || d == parent) {
+		if (d != root) {	/* not beneath its mount's root */
+			w->state = WALK_DETACHED;
+			return 1;
+		}
+		up = BPF_CORE_READ(m, mnt_parent);
+		if (!up || up == m) {	/* the root of the mount namespace */
+			w->state = WALK_DONE;
+			return 1;
+		}
+		w->d = BPF_CORE_READ(m, mnt_mountpoint);
+		w->m = up;
+		return 0;
+	}
+	len = BPF_CORE_READ(d, d_name.len);
+	name = BPF_CORE_READ(d, d_name.name);
+	if (len > SBX_NAME_MAX || len + 2 > w->pos) {	/* keep pos >= 1: at most 4095 bytes */
+		w->state = WALK_UNRESOLVED;
+		return 1;
+	}
+	w->pos -= len;
+	if (bpf_probe_read_kernel(w->buf + (w->pos & (SBX_PATH_MAX - 1)), len & SBX_NAME_MAX, name)) {
+		w->state = WALK_UNRESOLVED;
+		return 1;
+	}
+	w->pos--;
+	w->buf[w->pos & (SBX_PATH_MAX - 1)] = '/';
+	w->d = parent;
+	return 0;
+}
+
+enum resolve_result { PATH_RESOLVED, PATH_NOT_IN_TREE, PATH_UNRESOLVED, PATH_DETACHED };
+
+/*
+ * Write the absolute path of dentry @d under mount @m (kernel addresses, read
+ * with CO-RE) to @out and its length to *@out_len. A global function, so the
+ * verifier checks it once per program rather than at every call site.
+ */
+__attribute__((noinline)) int resolve_in(__u64 d, __u64 m, struct walk_buf *walk,
+					  struct sbx_path *out, __u32 *out_len)
+{
+	struct mount *mnt = (struct mount *)m;
+	struct up_walk w = { .d = (struct dentry *)d, .m = mnt, .pos = SBX_PATH_MAX };
+	__u32 len;
+
+	if (!walk || !out || !out_len)
+		return PATH_UNRESOLVED;
+	w.buf = walk->b;
+	if (BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL)
+		return PATH_NOT_IN_TREE;
+	bpf_loop(SBX_WALK_MAX, up_step, &w, 0);
+	if (w.state != WALK_DONE) {
+		*out_len = 0;
+		out->s[0] = '\0';
+		return w.state == WALK_DETACHED ? PATH_DETACHED : PATH_UNRESOLVED;
+	}
+	if (w.pos == SBX_PATH_MAX) {	/* the root itself */
+		w.pos--;
+		walk->b[w.pos & (SBX_PATH_MAX - 1)] = '/';
+	}
+	len = SBX_PATH_MAX - w.pos;
+	if (bpf_probe_read_kernel(out->s, len & (SBX_PATH_MAX - 1),
+				  walk->b + (w.pos & (SBX_PATH_MAX - 1))))
+		return PATH_UNRESOLVED;
+	out->s[len & (SBX_PATH_MAX - 1)] = '\0';
+	*out_len = len;
+	return PATH_RESOLVED;
+}
+
+static __always_inline struct mount *real_mount(struct vfsmount *mnt)
+{
+	return (struct mount *)((void *)mnt - bpf_core_field_offset(struct mount, mnt));
+}
+
+/*
+ * A kernel pointer as a plain number: global functions take no kernel
+ * pointers before 6.8, and the walk reads everything through CO-RE anyway.
+ */
+static __always_inline __u64 ptr_value(const void *p)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
+static __always_inline int resolve(struct dentry *d, struct vfsmount *mnt, struct walk_buf *walk,
+				   char *out, __u32 *out_len)
+{
+	return resolve_in(ptr_value(d), ptr_value(real_mount(mnt)), walk, (struct sbx_path *)out,
+			  out_len);
+}
+
+static __always_inline bool pseudo_fs(struct dentry *d)
+{
+	unsigned long magic = BPF_CORE_READ(d, d_sb, s_magic);
+
+	return magic == CGROUP_SUPER_MAGIC || magic == CGROUP2_SUPER_MAGIC ||
+	       magic == BPF_FS_MAGIC || magic == SECURITYFS_MAGIC;
+}
+
+/* --- judging ------------------------------------------------------------------ */
+
+#define NEED_READ	1
+#define NEED_WRITE	2
+
+/* Judge the path already in ev.path (or its failure @res) for @need. */
+static __always_inline int judge_path(struct judge *j, int res, struct dentry *d,
+				      __u32 op, __u32 need)
+{
+	struct fs_verdict v;
+
+	if (res == PATH_NOT_IN_TREE)
+		return 0;
+	if ((need & NEED_WRITE) && pseudo_fs(d))
+		return deny(j, op, SBX_RULE_PSEUDO_FS);
+	if (res != PATH_RESOLVED) {
+		j->s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
+		return deny(j, op, SBX_RULE_NONE);
+	}
+	fs_match((struct sbx_path *)j->s->ev.path, j->s->ev.path_len, j->sb->policy_id, j->sb->any_depth_mask, &v);
+	if ((need & NEED_READ) && v.read_deny)
+		return deny(j, op == SBX_OP_WRITE ? SBX_OP_READ : op, v.read_rule);
+	if ((need & NEED_WRITE) && v.write_deny)
+		return deny(j, op, v.write_rule);
+	return 0;
+}
+
+/* A hook about one object: begin, resolve, judge. */
+static __always_inline int judge_one(struct dentry *d, struct vfsmount *mnt, __u32 op, __u32 need)
+{
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	res = resolve(d, mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
+	return judge_path(&j, res, d, op, need);
+}
+
+/*
+ * rename and link: @d1 (existing) and @d2 (new name). Both paths go in the
+ * event. The source must be writable and not read-denied; the destination
+ * writable; neither may have a rule at or beneath it. @exchange: both ways.
+ */
+static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
+				     struct dentry *d2, struct vfsmount *mnt2,
+				     __u32 op, bool exchange)
+{
+	struct sbx_event *ev;
+	struct fs_verdict v1, v2;
+	struct judge j;
+	int r1, r2;
+
+	r1 = judge_begin(&j);
+	if (r1 <= 0)
+		return r1;
+	ev = &j.s->ev;
+	r1 = resolve(d1, mnt1, &j.s->walk, ev->path, &ev->path_len);
+	r2 = resolve(d2, mnt2, &j.s->walk, ev->path2, &ev->path2_len);
+	ev->flags |= SBX_EV_PATH2;
+	if (r1 == PATH_NOT_IN_TREE && r2 == PATH_NOT_IN_TREE)
+		return 0;
+	if (pseudo_fs(d1) || pseudo_fs(d2))
+		return deny(&j, op, SBX_RULE_PSEUDO_FS);
+	if (r1 != PATH_RESOLVED || r2 != PATH_RESOLVED) {
+		ev->flags |= SBX_EV_PATH_UNRESOLVED;
+		return deny(&j, op, SBX_RULE_NONE);
+	}
+	fs_match((struct sbx_path *)ev->path, ev->path_len, j.sb->policy_id, j.sb->any_depth_mask, &v1);
+	fs_match((struct sbx_path *)ev->path2, ev->path2_len, j.sb->policy_id, j.sb->any_depth_mask, &v2);
+	if (v1.write_deny)
+		return deny(&j, op, v1.write_rule);
+	if (v2.write_deny)
+		return deny(&j, op, v2.write_rule);
+	if (v1.read_deny)
+		return deny(&j, op, v1.read_rule);
+	if (exchange && v2.read_deny)
+		return deny(&j, op, v2.read_rule);
+	if (v1.guard || v2.guard) {
+		ev->flags |= SBX_EV_RENAME_GUARD;
+		return deny(&j, op, v1.guard ? v1.guard_rule : v2.guard_rule);
+	}
+	return 0;
+}
+
+/* --- hooks --------------------------------------------------------------------- */
+
 SEC("lsm/file_open")
 int BPF_PROG(fs_file_open, struct file *file, int ret)
 {
-	struct task_struct *task;
-	struct sbx_sandbox *sb;
-	struct sbx_event *ev;
-	__u64 sandbox_cgid = 0;
-	__u32 rule_id = SBX_RULE_NONE, flags = 0;
-	long n;
-	int deny;
+	__u32 need = 0;
 
 	if (ret)
 		return ret;
-	if (!(file->f_mode & FMODE_READ))
+	if (file->f_mode & FMODE_READ)
+		need |= NEED_READ;
+	if (file->f_mode & FMODE_WRITE)
+		need |= NEED_WRITE;
+	if (!need)
 		return 0;
-	sb = current_sandbox(&sandbox_cgid);
-	if (!sb)
-		return 0;
+	return judge_one(file->f_path.dentry, file->f_path.mnt,
+			 (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, need);
+}
 
-	task = bpf_get_current_task_btf();
-	ev = bpf_task_storage_get(&scratch, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ev) {
-		/* No memory to judge with: fail closed; the lost event is counted. */
-		stat_inc(SBX_STAT_DENIED);
-		stat_inc(SBX_STAT_EVENTS_LOST);
-		return -EACCES;
-	}
+SEC("lsm/path_mknod")
+int BPF_PROG(fs_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(dentry, dir->mnt, SBX_OP_CREATE, NEED_WRITE);
+}
 
-	n = bpf_d_path((struct path *)&file->f_path, ev->path, SBX_PATH_MAX);
-	if (n <= 0) {
-		/* Too long (or unresolvable): deny, and say so. */
-		ev->path_len = 0;
-		ev->path[0] = '\0';
-		flags |= SBX_EV_PATH_UNRESOLVED;
-		deny = 1;
+SEC("lsm/path_mkdir")
+int BPF_PROG(fs_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(dentry, dir->mnt, SBX_OP_MKDIR, NEED_WRITE);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(fs_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(dentry, dir->mnt, SBX_OP_RMDIR, NEED_WRITE);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(fs_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(dentry, dir->mnt, SBX_OP_UNLINK, NEED_WRITE);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(fs_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(dentry, dir->mnt, SBX_OP_SYMLINK, NEED_WRITE);
+}
+
+SEC("lsm/path_link")
+int BPF_PROG(fs_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	if (ret)
+		return ret;
+	/* link(2) refuses to cross mounts before this hook: one mount for both. */
+	return judge_two(old_dentry, new_dir->mnt, new_dentry, new_dir->mnt, SBX_OP_LINK, false);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(fs_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_two(old_dentry, old_dir->mnt, new_dentry, new_dir->mnt, SBX_OP_RENAME,
+			 flags & RENAME_EXCHANGE);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(fs_path_truncate, const struct path *path, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(path->dentry, path->mnt, SBX_OP_TRUNCATE, NEED_WRITE);
+}
+
+/* 6.2+: ftruncate and open(O_TRUNC) come here instead; autoloaded only there. */
+SEC("lsm/file_truncate")
+int BPF_PROG(fs_file_truncate, struct file *file, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(file->f_path.dentry, file->f_path.mnt, SBX_OP_TRUNCATE, NEED_WRITE);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(fs_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(path->dentry, path->mnt, SBX_OP_CHMOD, NEED_WRITE);
+}
+
+SEC("lsm/path_chown")
+int BPF_PROG(fs_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_one(path->dentry, path->mnt, SBX_OP_CHOWN, NEED_WRITE);
+}
+
+/*
+ * The inode_* hooks get a dentry but no mount. The object is judged under
+ * every mount of its file system (the superblock's mount list; it is not
+ * beneath the root of a bind mount of another subtree) and the operation is
+ * denied if any of those paths is denied, or the list is longer than
+ * SBX_SB_MOUNTS_MAX. The list became a chain of struct mount in 6.15;
+ * both shapes are read through CO-RE.
+ */
+struct super_block___lh {
+	struct list_head s_mounts;
+} __attribute__((preserve_access_index));
+
+struct mount___lh {
+	struct list_head mnt_instance;
+} __attribute__((preserve_access_index));
+
+struct super_block___chain {
+	struct mount *s_mounts;
+} __attribute__((preserve_access_index));
+
+struct mount___chain {
+	struct mount *mnt_next_for_sb;
+} __attribute__((preserve_access_index));
+
+#define SBX_SB_MOUNTS_MAX	16
+
+struct sb_walk {
+	__u64 d;
+	struct sbx_scratch *s;
+	__u32 policy_id, mask;
+	void *pos;		/* list node (list shape) or struct mount (chain shape) */
+	void *head;		/* the list head; NULL for the chain */
+	__u32 in_tree;		/* mounts in the tree */
+	__u32 judged;		/* of those, mounts the object is beneath */
+	__u32 denied;
+	__u32 rule;
+	__u32 unresolved;
+};
+
+static long sb_mount_step(__u32 i, void *ctx)
+{
+	struct sb_walk *w = ctx;
+	struct fs_verdict v;
+	struct mount *m;
+	int res;
+
+	if (!w->pos || w->pos == w->head)
+		return 1;
+	/* Through locals: BPF_CORE_READ would relocate w->pos against struct sb_walk. */
+	if (bpf_core_field_exists(struct mount___lh, mnt_instance)) {
+		struct list_head *node = w->pos;
+
+		m = (void *)node - bpf_core_field_offset(struct mount___lh, mnt_instance);
+		w->pos = BPF_CORE_READ(node, next);
 	} else {
-		ev->path_len = n - 1;
-		deny = fs_match_read(ev->path, ev->path_len, sb->policy_id, &rule_id);
-	}
-	if (!deny)
-		return 0;
+		struct mount___chain *mc = w->pos;
 
-	stat_inc(SBX_STAT_DENIED);
-	if (sb->flags & SBX_SANDBOX_AUDIT) {
-		emit(ev, sandbox_cgid, SBX_OP_READ, SBX_VERDICT_AUDIT, rule_id, flags, 0);
-		return 0;
+		m = w->pos;
+		w->pos = BPF_CORE_READ(mc, mnt_next_for_sb);
 	}
-	emit(ev, sandbox_cgid, SBX_OP_READ, SBX_VERDICT_DENY, rule_id, flags, -EACCES);
-	return -EACCES;
+	res = resolve_in(w->d, (__u64)m, &w->s->walk, (struct sbx_path *)w->s->ev.path,
+			 &w->s->ev.path_len);
+	if (res == PATH_NOT_IN_TREE)
+		return 0;
+	w->in_tree++;
+	if (res == PATH_DETACHED)
+		return 0;
+	if (res == PATH_UNRESOLVED) {
+		w->unresolved = 1;
+		return 1;
+	}
+	w->judged++;
+	fs_match((struct sbx_path *)w->s->ev.path, w->s->ev.path_len, w->policy_id, w->mask, &v);
+	if (v.write_deny) {
+		w->denied = 1;
+		w->rule = v.write_rule;
+		return 1;	/* ev.path holds the denied path */
+	}
+	return 0;
+}
+
+static __always_inline int judge_dentry(struct dentry *d, __u32 op)
+{
+	struct super_block *sb = BPF_CORE_READ(d, d_sb);
+	struct sb_walk w = { .d = ptr_value(d) };
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	if (pseudo_fs(d))
+		return deny(&j, op, SBX_RULE_PSEUDO_FS);
+	w.s = j.s;
+	w.policy_id = j.sb->policy_id;
+	w.mask = j.sb->any_depth_mask;
+	if (bpf_core_field_exists(struct mount___lh, mnt_instance)) {
+		struct super_block___lh *lsb = (void *)sb;
+
+		w.head = &lsb->s_mounts;
+		w.pos = BPF_CORE_READ(lsb, s_mounts.next);
+	} else {
+		w.pos = BPF_CORE_READ((struct super_block___chain *)sb, s_mounts);
+	}
+	bpf_loop(SBX_SB_MOUNTS_MAX, sb_mount_step, &w, 0);
+	if (w.denied)
+		return deny(&j, op, w.rule);
+	if (w.in_tree == 0)
+		return 0;	/* only on internal mounts: not a file in the tree */
+	if (w.unresolved || !w.judged || (w.pos && w.pos != w.head)) {
+		j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
+		return deny(&j, op, SBX_RULE_NONE);
+	}
+	return 0;
+}
+
+/*
+ * utimes and friends. chmod, chown and truncate also end here but were
+ * judged by their path hooks already; ATTR_KILL_SUID & co. from writes to an
+ * open file carry none of the time bits. The hook gained an idmap argument
+ * in 6.3 (the release that introduced struct mnt_idmap): two programs, the
+ * loader keeps the one that fits the running kernel.
+ */
+static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *attr)
+{
+	unsigned int valid = BPF_CORE_READ(attr, ia_valid);
+
+	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
+	    (valid & (ATTR_SIZE | ATTR_MODE | ATTR_UID | ATTR_GID)))
+		return 0;
+	return judge_dentry(dentry, SBX_OP_UTIMES);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(fs_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_setattr(dentry, attr);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(fs_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_setattr(dentry, attr);
+}
+
+/* The first argument is a user namespace (6.1) or an idmap (6.3+): unused. */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(fs_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_dentry(dentry, SBX_OP_SETXATTR);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(fs_inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_dentry(dentry, SBX_OP_REMOVEXATTR);
+}
+
+/* 6.2+: POSIX ACLs no longer pass through the xattr hooks; autoloaded only there. */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(fs_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     void *kacl, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_dentry(dentry, SBX_OP_SETXATTR);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(fs_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return judge_dentry(dentry, SBX_OP_REMOVEXATTR);
 }

@@ -4,49 +4,163 @@
  * the host test program (tests/bpf/fs_match_test.bpf.c) that runs the very
  * same code through BPF_PROG_TEST_RUN on a kernel that refuses LSM programs.
  *
- * Matching walks the path once, byte by byte (bpf_loop, so the verifier sees
- * one small callback instead of a 4096-iteration unrolled loop), keeping an
- * FNV-1a hash of the prefix read so far. At every '/' (and at the end) the
- * prefix before it is a candidate rule path and is looked up in fs_rules by
- * (policy, length, hash). Rules found later are longer, hence more specific,
- * and overwrite the verdict of shorter ones: "most specific rule wins" falls
- * out of the walk order. Cost: one hash lookup per path component, whatever
- * the number of rules.
+ * One walk over the path, byte by byte (bpf_loop, so the verifier sees one
+ * small callback instead of a 4096-iteration unrolled loop), keeps two
+ * hashes of the prefix read so far and two of the current component. At
+ * every component end ("/" = the empty prefix before the first component,
+ * then each '/' and the end of the path):
+ *
+ *   - the prefix is looked up as an absolute rule path;
+ *   - the last k components (k = 1..SBX_ANY_DEPTH_MAX, only the k the
+ *     policy uses) are looked up as an any-depth pattern.
+ *
+ * Matches found later end deeper in the path, hence are more specific, and
+ * overwrite the verdict of earlier ones: "most specific rule wins" falls out
+ * of the walk order. At one component end, deny beats allow. A mandatory
+ * match denies writes for good. Cost: at most 1 + popcount(mask) lookups per
+ * component, whatever the number of rules.
  *
  * The includer defines the fs_rules map before including this file.
  */
 #ifndef SBX_FS_MATCH_H
 #define SBX_FS_MATCH_H
 
+/* A path buffer as a type, so global functions can take one. */
+struct sbx_path {
+	char s[SBX_PATH_MAX];
+};
+
+struct fs_verdict {
+	__u32 read_deny;	/* 1: reading is denied */
+	__u32 read_rule;
+	__u32 write_deny;	/* 1: writing is denied */
+	__u32 write_rule;
+	__u32 guard;		/* a rule is at or beneath this very path */
+	__u32 guard_rule;
+};
+
+/* The walk's state, scalars only, so a global function can take it. */
+struct fs_state {
+	__u32 policy_id;
+	__u32 mask;		/* any-depth component counts in use */
+	__u32 ncomp;		/* components ended so far */
+	__u64 h1, h2;		/* of path[0..i) */
+	__u64 c1, c2;		/* of the current component */
+	__u64 comp1[SBX_ANY_DEPTH_MAX], comp2[SBX_ANY_DEPTH_MAX];	/* last components, ring */
+	__u32 mandatory;	/* a mandatory rule matched: writes stay denied */
+	__u32 last_flags;	/* flags of everything matched at the latest component end */
+	struct fs_verdict v;
+};
+
 struct fs_walk {
 	const char *path;	/* SBX_PATH_MAX bytes of map memory */
 	__u32 len;		/* bytes of path, without the NUL */
-	__u32 policy_id;
-	__u64 hash;		/* of path[0..i) */
-	__u32 rule_id;		/* deciding rule; SBX_RULE_NONE if none */
-	__u32 read_denied;	/* verdict for reading so far */
+	__u32 pad;
+	struct fs_state st;
 };
 
-static __always_inline void fs_walk_lookup(struct fs_walk *w, __u32 prefix_len)
-{
-	struct sbx_fs_key key = {
-		.policy_id = w->policy_id,
-		.len = prefix_len,
-		.hash = w->hash,
-	};
-	struct sbx_fs_rule *rule;
+/* All ones when @cond (0 or 1) is set: lets merges be arithmetic, not branches. */
+#define FS_MASK(cond)	(-(__u32)(cond))
 
-	rule = bpf_map_lookup_elem(&fs_rules, &key);
-	if (!rule)
+/*
+ * Fold what one matched key says into the hits at this component end:
+ * deny-read > allow-read; mandatory > deny-write > allow-write. Written
+ * without branches: every branch here would double the states the verifier
+ * walks, per lookup, per call site.
+ */
+static __always_inline void fs_hit(struct fs_verdict *hit, __u32 *hit_flags,
+				   const struct sbx_fs_rule *r)
+{
+	__u32 f = r->flags, old = *hit_flags, m;
+
+	m = FS_MASK(!!(f & SBX_FS_DENY_READ) |
+		    (!!(f & SBX_FS_ALLOW_READ) & !(old & SBX_FS_DENY_READ)));
+	hit->read_rule = (hit->read_rule & ~m) | (r->read_rule & m);
+	m = FS_MASK(!!(f & SBX_FS_MANDATORY) |
+		    (!!(f & SBX_FS_DENY_WRITE) & !(old & SBX_FS_MANDATORY)) |
+		    (!!(f & SBX_FS_ALLOW_WRITE) & !(old & (SBX_FS_DENY_WRITE | SBX_FS_MANDATORY))));
+	hit->write_rule = (hit->write_rule & ~m) | (r->write_rule & m);
+	m = FS_MASK(!old);
+	hit->guard_rule = (hit->guard_rule & ~m) | (r->guard_rule & m);	/* always set by userspace */
+	*hit_flags = old | f;
+}
+
+static __always_inline void fs_lookup(struct fs_state *w, struct fs_verdict *hit, __u32 *hit_flags,
+				      __u32 len, __u64 h1, __u64 h2)
+{
+	struct sbx_fs_key key = { .policy_id = w->policy_id, .len = len, .h1 = h1, .h2 = h2 };
+	struct sbx_fs_rule *r = bpf_map_lookup_elem(&fs_rules, &key);
+
+	if (r)
+		fs_hit(hit, hit_flags, r);
+}
+
+/* The last @k components as an any-depth key, if the policy has such patterns. */
+static __always_inline void fs_lookup_any_depth(struct fs_state *w, struct fs_verdict *hit,
+						__u32 *hit_flags, __u32 k)
+{
+	__u64 s1 = SBX_HASH_INIT, s2 = SBX_HASH2_INIT;
+	__u32 j, idx;
+
+	if (!(w->mask & (1u << (k - 1))) || w->ncomp < k)
 		return;
-	/* Both flags on one path cannot come from the compiler; deny wins anyway. */
-	if (rule->flags & SBX_FS_DENY_READ) {
-		w->read_denied = 1;
-		w->rule_id = rule->rule_id;
-	} else if (rule->flags & SBX_FS_ALLOW_READ) {
-		w->read_denied = 0;
-		w->rule_id = rule->rule_id;
+	for (j = k; j > 0; j--) {	/* oldest first */
+		idx = (w->ncomp - j) & (SBX_ANY_DEPTH_MAX - 1);
+		s1 = sbx_seq_hash(s1, w->comp1[idx]);
+		s2 = sbx_seq_hash(s2, w->comp2[idx]);
 	}
+	fs_lookup(w, hit, hit_flags, SBX_FS_KEY_ANY_DEPTH | k, s1, s2);
+}
+
+/* What the hits at one component end make of the verdict so far (branch-free, as fs_hit). */
+static __always_inline void fs_apply(struct fs_verdict *v, __u32 *mandatory, __u32 flags,
+				     const struct fs_verdict *hit)
+{
+	__u32 any_read = !!(flags & (SBX_FS_DENY_READ | SBX_FS_ALLOW_READ));
+	__u32 write_set, m;
+
+	m = FS_MASK(!!flags);
+	v->guard_rule = (v->guard_rule & ~m) | (hit->guard_rule & m);
+	m = FS_MASK(any_read);
+	v->read_deny = (v->read_deny & ~m) | (!!(flags & SBX_FS_DENY_READ) & m);
+	v->read_rule = (v->read_rule & ~m) | (hit->read_rule & m);
+	/* Once a mandatory rule matched, nothing deeper changes the write verdict. */
+	write_set = !*mandatory &
+		    !!(flags & (SBX_FS_MANDATORY | SBX_FS_DENY_WRITE | SBX_FS_ALLOW_WRITE));
+	m = FS_MASK(write_set);
+	v->write_deny = (v->write_deny & ~m) |
+			(!!(flags & (SBX_FS_MANDATORY | SBX_FS_DENY_WRITE)) & m);
+	v->write_rule = (v->write_rule & ~m) | (hit->write_rule & m);
+	*mandatory |= !!(flags & SBX_FS_MANDATORY);
+}
+
+/*
+ * A component end: @prefix_len bytes of path, the component just read
+ * included. A global function: the verifier checks it once per program
+ * instead of once per state of every caller, which keeps loading fast.
+ */
+__attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_len)
+{
+	struct fs_verdict hit = {};
+	__u32 flags = 0;
+
+	if (!w)
+		return 0;
+	fs_lookup(w, &hit, &flags, prefix_len, w->h1, w->h2);
+	if (prefix_len) {
+		__u32 idx = w->ncomp & (SBX_ANY_DEPTH_MAX - 1);
+
+		w->comp1[idx] = w->c1;
+		w->comp2[idx] = w->c2;
+		w->ncomp++;
+		fs_lookup_any_depth(w, &hit, &flags, 1);
+		fs_lookup_any_depth(w, &hit, &flags, 2);
+		fs_lookup_any_depth(w, &hit, &flags, 3);
+		fs_lookup_any_depth(w, &hit, &flags, 4);
+	}
+	w->last_flags = flags;
+	fs_apply(&w->v, &w->mandatory, flags, &hit);
+	return 0;
 }
 
 static long fs_walk_step(__u32 i, void *ctx)
@@ -57,37 +171,57 @@ static long fs_walk_step(__u32 i, void *ctx)
 	if (i >= w->len)
 		return 1;
 	c = w->path[i & (SBX_PATH_MAX - 1)];
-	if (c == '/')
-		fs_walk_lookup(w, i);	/* the prefix before this slash */
-	w->hash = sbx_hash_byte(w->hash, c);
+	if (c == '/') {
+		fs_component_end(&w->st, i);	/* i == 0: the root, "" */
+		w->st.c1 = SBX_HASH_INIT;
+		w->st.c2 = SBX_HASH2_INIT;
+	} else {
+		w->st.c1 = sbx_hash_byte(w->st.c1, c);
+		w->st.c2 = sbx_hash2_byte(w->st.c2, c);
+	}
+	w->st.h1 = sbx_hash_byte(w->st.h1, c);
+	w->st.h2 = sbx_hash2_byte(w->st.h2, c);
 	return 0;
 }
 
 /*
- * Judge a read of @path (@len bytes, absolute, normalised as d_path gives it)
- * under @policy_id. Returns 1 to deny, 0 to allow; *rule_id names the rule
- * that decided (SBX_RULE_NONE when none matched).
+ * Judge @p (@len bytes, absolute, normalised, no trailing slash but "/")
+ * under @policy_id. A global function, verified once per program. Reads start allowed, writes start denied
+ * (SBX_RULE_DEFAULT_WRITE). A path that cannot be judged denies everything.
  */
-static __always_inline int fs_match_read(const char *path, __u32 len, __u32 policy_id,
-					  __u32 *rule_id)
+__attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id,
+					__u32 mask, struct fs_verdict *v)
 {
+	const char *path = p ? p->s : NULL;
 	struct fs_walk w = {
 		.path = path,
 		.len = len,
-		.policy_id = policy_id,
-		.hash = SBX_HASH_INIT,
-		.rule_id = SBX_RULE_NONE,
+		.st = {
+			.policy_id = policy_id,
+			.mask = mask,
+			.h1 = SBX_HASH_INIT,
+			.h2 = SBX_HASH2_INIT,
+			.v = {
+				.read_rule = SBX_RULE_NONE,
+				.write_deny = 1,
+				.write_rule = SBX_RULE_DEFAULT_WRITE,
+				.guard_rule = SBX_RULE_NONE,
+			},
+		},
 	};
 
-	if (len >= SBX_PATH_MAX) {
-		*rule_id = SBX_RULE_NONE;
-		return 1;	/* cannot be judged: fail closed */
+	if (!v)
+		return 0;
+	if (!path || len == 0 || len >= SBX_PATH_MAX || path[0] != '/') {
+		*v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE };
+		return 0;
 	}
 	bpf_loop(len, fs_walk_step, &w, 0);
 	if (len > 1)	/* "/" itself was judged as the empty prefix */
-		fs_walk_lookup(&w, len);
-	*rule_id = w.rule_id;
-	return w.read_denied;
+		fs_component_end(&w.st, len);
+	w.st.v.guard = w.st.last_flags != 0;
+	*v = w.st.v;
+	return 0;
 }
 
 #endif /* SBX_FS_MATCH_H */

@@ -15,14 +15,14 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION		1
+#define SBX_ABI_VERSION		2
 
 #define SBX_PATH_MAX		4096	/* bytes, with the NUL; a power of two (used as a mask) */
 #define SBX_COMM_LEN		16
 
-/* Map sizes. Hash maps preallocate, so these are memory, not just limits. */
+/* Map sizes. Hash maps preallocate unless noted, so these are memory, not just limits. */
 #define SBX_MAX_SANDBOXES	4096	/* sandboxed cgroups at once */
-#define SBX_MAX_FS_RULES	65536	/* path rules over all policies */
+#define SBX_MAX_FS_RULES	262144	/* rule keys over all policies (not preallocated) */
 #define SBX_RINGBUF_BYTES	(4u << 20)
 
 /*
@@ -32,39 +32,86 @@
  */
 #define SBX_CGROUP_MAX_LEVELS	32
 
+/* Longest name of one path component the kernel walk copies (NAME_MAX). */
+#define SBX_NAME_MAX		255
+/* Steps of the dentry walk (components plus mount crossings) before giving up: denied. */
+#define SBX_WALK_MAX		2048
+/* Components of an any-depth pattern ("**" "/.git/hooks" is 2). */
+#define SBX_ANY_DEPTH_MAX	4
+
 /* sandboxes: cgroup id → struct sbx_sandbox */
 #define SBX_SANDBOX_AUDIT	(1u << 0)	/* report would-be denials, deny nothing */
 
 struct sbx_sandbox {
 	__u32 policy_id;	/* selects this sandbox's rules in fs_rules */
 	__u32 flags;		/* SBX_SANDBOX_* */
+	__u32 any_depth_mask;	/* bit k-1: the policy has any-depth patterns of k components */
+	__u32 pad;
 };
 
 /*
- * fs_rules: one entry per rule path. A rule path is stored as the hash of its
- * bytes (normalised, no trailing slash; "/" is the empty string) plus its
- * length; the kernel side hashes each '/'-bounded prefix of the path being
- * opened and looks each one up, so the cost is one lookup per path component
- * whatever the number of rules.
+ * fs_rules: what the policy says about one path or one any-depth pattern.
+ *
+ * Absolute rule paths ("/home/u/.ssh"; "/" is the empty string) are keyed by
+ * their length in bytes and two independent hashes of their bytes; the
+ * kernel hashes every '/'-bounded prefix of the path being judged and looks
+ * each one up: one lookup per component, whatever the number of rules.
+ *
+ * Any-depth patterns ("**" "/.git/hooks") are keyed by SBX_FS_KEY_ANY_DEPTH |
+ * number of components and a hash over the components' own hashes
+ * (sbx_seq_hash); the kernel looks up the last 1..k components at every
+ * component end, for the k the policy uses (any_depth_mask).
+ *
+ * Two 64-bit hashes (FNV-1a and a second multiplicative hash with other
+ * constants) make a 128-bit key, so a crafted path colliding with a rule is
+ * not a practical attack on a non-cryptographic hash of 64 bits.
  */
+#define SBX_FS_KEY_ANY_DEPTH	0x80000000u
+
 struct sbx_fs_key {
 	__u32 policy_id;
-	__u32 len;		/* bytes of the rule path */
-	__u64 hash;		/* sbx_hash over those bytes */
+	__u32 len;		/* bytes of the rule path, or ANY_DEPTH | components */
+	__u64 h1;
+	__u64 h2;
 };
 
 #define SBX_FS_DENY_READ	(1u << 0)
 #define SBX_FS_ALLOW_READ	(1u << 1)
+#define SBX_FS_DENY_WRITE	(1u << 2)
+#define SBX_FS_ALLOW_WRITE	(1u << 3)
+#define SBX_FS_MANDATORY	(1u << 4)	/* write deny that no allow overrides */
+/*
+ * A rule exists at or beneath this path (or this is a leading part of an
+ * any-depth pattern): renaming or linking the object here would move files
+ * from under one rule to under another, so rename/link refuse it.
+ */
+#define SBX_FS_GUARD		(1u << 5)
 
 struct sbx_fs_rule {
-	__u32 rule_id;		/* index into the policy, for events */
+	__u32 read_rule;	/* rule deciding reads here (flags say how) */
+	__u32 write_rule;	/* rule deciding writes here */
+	__u32 guard_rule;	/* a rule at or beneath, named when a rename is refused */
 	__u32 flags;		/* SBX_FS_* */
 };
 
-/* Operations named in events. */
+/* Operations named in events. Keep events.c's names in step. */
 enum sbx_op {
 	SBX_OP_NONE = 0,
-	SBX_OP_READ = 1,	/* open for reading */
+	SBX_OP_READ,		/* open for reading (or exec) */
+	SBX_OP_WRITE,		/* open for writing or appending */
+	SBX_OP_CREATE,		/* O_CREAT of a new file, mknod */
+	SBX_OP_MKDIR,
+	SBX_OP_RMDIR,
+	SBX_OP_UNLINK,
+	SBX_OP_RENAME,		/* path → path2 */
+	SBX_OP_LINK,		/* hard link: path (existing) → path2 (new name) */
+	SBX_OP_SYMLINK,		/* path: the new link */
+	SBX_OP_TRUNCATE,
+	SBX_OP_CHMOD,
+	SBX_OP_CHOWN,
+	SBX_OP_UTIMES,		/* timestamps and other attributes */
+	SBX_OP_SETXATTR,
+	SBX_OP_REMOVEXATTR,
 	SBX_OP__MAX,
 };
 
@@ -73,10 +120,15 @@ enum sbx_verdict {
 	SBX_VERDICT_AUDIT = 2,	/* would have been denied; audit mode let it through */
 };
 
+/* rule_id values that are not an index into the policy */
 #define SBX_RULE_NONE		0xffffffffu	/* no rule: a fail-closed denial */
+#define SBX_RULE_DEFAULT_WRITE	0xfffffffeu	/* writes are denied outside allowWrite */
+#define SBX_RULE_PSEUDO_FS	0xfffffffdu	/* cgroup fs, bpffs, securityfs: never written */
 
 /* Event flags */
-#define SBX_EV_PATH_UNRESOLVED	(1u << 0)	/* the path could not be resolved (too long…): denied */
+#define SBX_EV_PATH_UNRESOLVED	(1u << 0)	/* a path could not be resolved (too long, too deep, detached): denied */
+#define SBX_EV_PATH2		(1u << 1)	/* path2 is present (rename, link) */
+#define SBX_EV_RENAME_GUARD	(1u << 2)	/* refused: it would move files between rules */
 
 /* One record on the events ring buffer per denial or audit hit. */
 struct sbx_event {
@@ -89,12 +141,15 @@ struct sbx_event {
 	__u32 uid;
 	__u32 op;		/* enum sbx_op */
 	__u32 verdict;		/* enum sbx_verdict */
-	__u32 rule_id;		/* SBX_RULE_NONE when no rule decided */
+	__u32 rule_id;		/* index into the policy, or SBX_RULE_* */
 	__u32 flags;		/* SBX_EV_* */
 	__s32 error;		/* errno returned to the task (negative), 0 in audit */
 	__u32 path_len;		/* bytes of path, without the NUL */
+	__u32 path2_len;	/* bytes of path2 when SBX_EV_PATH2 */
+	__u32 pad;
 	char comm[SBX_COMM_LEN];
 	char path[SBX_PATH_MAX];
+	char path2[SBX_PATH_MAX];	/* sent only with SBX_EV_PATH2 */
 };
 
 /* stats: per-CPU counters, index → __u64 */
@@ -105,15 +160,30 @@ enum sbx_stat {
 };
 
 /*
- * FNV-1a, 64 bit: the path hash both sides must compute identically.
- * Chosen because it works byte by byte, which is how the BPF side walks a path.
+ * The path hashes both sides compute identically, byte by byte (which is
+ * how the BPF side walks a path): FNV-1a 64, and a second hash with its own
+ * start value and odd multiplier so that the two are unrelated.
  */
 #define SBX_HASH_INIT		0xcbf29ce484222325ULL
 #define SBX_HASH_PRIME		0x100000001b3ULL
+#define SBX_HASH2_INIT		0x6a09e667f3bcc909ULL
+#define SBX_HASH2_MUL		0x9e3779b97f4a7c15ULL
 
 static inline __u64 sbx_hash_byte(__u64 h, unsigned char c)
 {
 	return (h ^ c) * SBX_HASH_PRIME;
+}
+
+static inline __u64 sbx_hash2_byte(__u64 h, unsigned char c)
+{
+	h = (h + c + 1) * SBX_HASH2_MUL;
+	return h ^ (h >> 29);
+}
+
+/* Fold one component's hash into the hash of a component sequence. */
+static inline __u64 sbx_seq_hash(__u64 seq, __u64 comp)
+{
+	return (seq ^ comp) * SBX_HASH2_MUL + 0x2545f4914f6cdd1dULL;
 }
 
 #endif /* SBX_ABI_H */

@@ -6,6 +6,7 @@
 #   scripts/vm.sh test  [KERNEL…]        run tests/e2e on each kernel, print PASS/FAIL lines
 #   scripts/vm.sh shell [KERNEL]         interactive shell in the VM with build/sbx-bpf
 #   scripts/vm.sh demo  [KERNEL]         run tests/vm/demo.sh in the VM
+#   scripts/vm.sh bench [KERNEL]         run bench/open-overhead.sh in the VM
 #   scripts/vm.sh list                   the kernels this rig knows
 #
 # KERNEL is 6.1 (Debian 12, bookworm) or 6.12 (Debian 13, trixie); default: both.
@@ -158,7 +159,7 @@ fetch_rootfs() {
 	rm -rf "$tmp"
 }
 
-# Overlay with the freshly built binary, the test suite and the guest init.
+# Overlay with the freshly built binary, the test suite, the benchmarks and the guest init.
 make_overlay() {
 	local dst=$1 mode=$2 stage
 	[ -x "$BUILD/sbx-bpf" ] || die "$BUILD/sbx-bpf not built (run make)"
@@ -166,17 +167,21 @@ make_overlay() {
 	mkdir -p "$stage/sbx/bin" "$stage/sbx/tests"
 	cp "$BUILD/sbx-bpf" "$stage/sbx/bin/"
 	[ -d "$BUILD/tests/bin" ] && cp "$BUILD/tests/bin/"* "$stage/sbx/bin/"
+	[ -x "$BUILD/bench/bin/openbench" ] && cp "$BUILD/bench/bin/openbench" "$stage/sbx/bin/"
 	cp -r "$ROOT/tests/e2e" "$ROOT/tests/vm" "$stage/sbx/tests/"
+	cp -r "$ROOT/bench" "$stage/sbx/"
 	cp "$ROOT/tests/vm/init.sh" "$stage/sbx/init"
 	chmod +x "$stage/sbx/init"
 	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\nexport SBX_KERNEL_RELEASE=%s\n' \
 		"$mode" "$TEST_TIMEOUT" "${SBX_TESTS:-}" "$(cat "$KDIR/release")" \
 		>"$stage/sbx/config"
+	printf 'export SBX_BENCH_ROUNDS=%q SBX_BENCH_SECONDS=%q\n' \
+		"${SBX_BENCH_ROUNDS:-}" "${SBX_BENCH_SECONDS:-}" >>"$stage/sbx/config"
 	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$dst"
 	rm -rf "$stage"
 }
 
-# Boot kernel $1 in mode $2 (test|shell|demo); results land in $OUT/$1/.
+# Boot kernel $1 in mode $2 (test|shell|demo|bench); results land in $OUT/$1/.
 boot() {
 	local k=$1 mode=$2 dir=$OUT/$1 initrd accel=(-accel tcg -cpu max)
 	fetch_kernel "$k"
@@ -238,8 +243,13 @@ main() {
 		boot "${1:-6.12}" demo
 		tr -d '\r' <"$OUT/${1:-6.12}/results.txt"
 		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" ;;
+	bench)
+		boot "${1:-6.12}" bench
+		tr -d '\r' <"$OUT/${1:-6.12}/results.txt"
+		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" &&
+			! grep -q '^FAIL' "$OUT/${1:-6.12}/results.txt" ;;
 	list) printf '%s\n' "${KERNELS[@]}" ;;
-	*) sed -n '2,13s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 }
 

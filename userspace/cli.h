@@ -26,5 +26,6 @@ int cli_common_opt(int c);
 
 int do_run(int argc, char **argv);
 int do_doctor(int argc, char **argv);
+int do_check(int argc, char **argv);
 
 #endif

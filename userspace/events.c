@@ -12,6 +12,20 @@ const char *sbx_op_name(__u32 op)
 	static const char *const names[SBX_OP__MAX] = {
 		[SBX_OP_NONE] = "none",
 		[SBX_OP_READ] = "read",
+		[SBX_OP_WRITE] = "write",
+		[SBX_OP_CREATE] = "create",
+		[SBX_OP_MKDIR] = "mkdir",
+		[SBX_OP_RMDIR] = "rmdir",
+		[SBX_OP_UNLINK] = "unlink",
+		[SBX_OP_RENAME] = "rename",
+		[SBX_OP_LINK] = "link",
+		[SBX_OP_SYMLINK] = "symlink",
+		[SBX_OP_TRUNCATE] = "truncate",
+		[SBX_OP_CHMOD] = "chmod",
+		[SBX_OP_CHOWN] = "chown",
+		[SBX_OP_UTIMES] = "utimes",
+		[SBX_OP_SETXATTR] = "setxattr",
+		[SBX_OP_REMOVEXATTR] = "removexattr",
 	};
 
 	return op < SBX_OP__MAX && names[op] ? names[op] : "unknown";
@@ -37,26 +51,48 @@ int event_validate(const void *data, size_t size)
 		return -EINVAL;
 	if (ev->path[ev->path_len] != '\0')
 		return -EINVAL;
+	if (!(ev->flags & SBX_EV_PATH2))
+		return 0;
+	head = offsetof(struct sbx_event, path2);
+	if (ev->path2_len >= SBX_PATH_MAX || head + ev->path2_len + 1 > size)
+		return -EINVAL;
+	if (ev->path2[ev->path2_len] != '\0')
+		return -EINVAL;
 	return 0;
 }
 
-static const char *event_path(const struct sbx_event *ev)
+/* Text for the rule ids that are not an index into the policy. */
+const char *event_rule_text(const struct sbx_event *ev, const char *policy_text)
 {
-	return (ev->flags & SBX_EV_PATH_UNRESOLVED) ? "(path too long to resolve)" : ev->path;
+	if (policy_text)
+		return policy_text;
+	switch (ev->rule_id) {
+	case SBX_RULE_DEFAULT_WRITE: return "default: no allowWrite rule covers it";
+	case SBX_RULE_PSEUDO_FS: return "mandatory: cgroup, bpf and security file systems";
+	case SBX_RULE_NONE:
+		if (ev->flags & SBX_EV_PATH_UNRESOLVED)
+			return "fail-closed: unresolvable path";
+		return "fail-closed";
+	}
+	return "unknown rule";
+}
+
+static const char *event_path(const struct sbx_event *ev, const char *path, __u32 len)
+{
+	return len ? path : (ev->flags & SBX_EV_PATH_UNRESOLVED) ? "(unresolvable path)" : "";
 }
 
 int event_format_human(const struct sbx_event *ev, const char *rule_text, char *buf, size_t sz)
 {
-	char why[256];
+	const char *why = event_rule_text(ev, rule_text);
+	char second[SBX_PATH_MAX + 8] = "";
 
-	if (rule_text)
-		snprintf(why, sizeof(why), "%s", rule_text);
-	else if (ev->flags & SBX_EV_PATH_UNRESOLVED)
-		snprintf(why, sizeof(why), "fail-closed: unresolvable path");
-	else
-		snprintf(why, sizeof(why), "default");
-	return snprintf(buf, sz, "sbx-bpf: %s %s %s (%s) pid %u %.*s",
-			sbx_verdict_name(ev->verdict), sbx_op_name(ev->op), event_path(ev), why,
+	if (ev->flags & SBX_EV_PATH2)
+		snprintf(second, sizeof(second), " -> %s", event_path(ev, ev->path2, ev->path2_len));
+	return snprintf(buf, sz, "sbx-bpf: %s %s %s%s (%s%s) pid %u %.*s",
+			sbx_verdict_name(ev->verdict), sbx_op_name(ev->op),
+			event_path(ev, ev->path, ev->path_len), second, why,
+			(ev->flags & SBX_EV_RENAME_GUARD) ? "; it would move files between rules" : "",
 			ev->tgid, SBX_COMM_LEN, ev->comm);
 }
 
@@ -81,14 +117,16 @@ static void event_time(__u64 mono_ns, char *buf, size_t sz)
 json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *sandbox)
 {
 	char ts[64], comm[SBX_COMM_LEN + 1];
+	bool two = ev->flags & SBX_EV_PATH2;
 	json_t *rule;
 
 	event_time(ev->ts_ns, ts, sizeof(ts));
 	memcpy(comm, ev->comm, SBX_COMM_LEN);
 	comm[SBX_COMM_LEN] = '\0';
-	rule = ev->rule_id == SBX_RULE_NONE ? json_null() :
-	       json_pack("{s:i, s:s?}", "id", (json_int_t)ev->rule_id, "text", rule_text);
-	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:b, s:i, s:I, s:I, s:s?,"
+	rule = json_pack("{s:o, s:s}",
+			 "id", ev->rule_id < SBX_RULE_PSEUDO_FS ? json_integer(ev->rule_id) : json_null(),
+			 "text", event_rule_text(ev, rule_text));
+	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:o, s:b, s:b, s:i, s:I, s:I, s:s?,"
 			 " s:{s:i, s:i, s:i, s:i, s:s}}",
 			 "schema", SBX_EVENT_SCHEMA,
 			 "type", "violation",
@@ -96,9 +134,11 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 			 "ts_ns", (json_int_t)ev->ts_ns,
 			 "verdict", sbx_verdict_name(ev->verdict),
 			 "op", sbx_op_name(ev->op),
-			 "path", (ev->flags & SBX_EV_PATH_UNRESOLVED) ? "" : ev->path,
+			 "path", ev->path,
+			 "path2", two ? json_string(ev->path2) : json_null(),
 			 "rule", rule,
 			 "path_unresolved", !!(ev->flags & SBX_EV_PATH_UNRESOLVED),
+			 "moves_between_rules", !!(ev->flags & SBX_EV_RENAME_GUARD),
 			 "errno", -ev->error,
 			 "cgroup_id", (json_int_t)ev->cgroup_id,
 			 "sandbox_cgroup_id", (json_int_t)ev->sandbox_cgroup_id,

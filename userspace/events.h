@@ -10,7 +10,7 @@
 #include <jansson.h>
 #include "sbx_abi.h"
 
-#define SBX_EVENT_SCHEMA "sbx-bpf.event/1"
+#define SBX_EVENT_SCHEMA "sbx-bpf.event/2"
 
 struct policy;
 struct ring_buffer;
@@ -29,6 +29,8 @@ const char *sbx_verdict_name(__u32 verdict);
 
 /* Check a raw record from the ring buffer: size and NUL-terminated path. */
 int event_validate(const void *data, size_t size);
+/* The rule text shown for @ev: @policy_text, or the fixed text of an SBX_RULE_* id. */
+const char *event_rule_text(const struct sbx_event *ev, const char *policy_text);
 /* "sbx-bpf: denied read /x (deny-read /x) pid 12 cat" into @buf. */
 int event_format_human(const struct sbx_event *ev, const char *rule_text, char *buf, size_t sz);
 /* The JSON object of one event (caller owns the reference). */

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "loader.h"
@@ -14,6 +16,31 @@ struct sbx_loader {
 	__u32 nr_sandboxes;
 };
 
+/* Hooks that only newer kernels have are loaded only where they exist. */
+static void optional_hooks(struct fs_bpf *skel)
+{
+	static const struct { const char *hook; size_t prog_off; } opt[] = {
+		{ "file_truncate", offsetof(struct fs_bpf, progs.fs_file_truncate) },
+		{ "inode_set_acl", offsetof(struct fs_bpf, progs.fs_inode_set_acl) },
+		{ "inode_remove_acl", offsetof(struct fs_bpf, progs.fs_inode_remove_acl) },
+	};
+
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool idmap;
+
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
+		struct bpf_program *prog = *(struct bpf_program **)((char *)skel + opt[i].prog_off);
+
+		if (libbpf_find_vmlinux_btf_id(opt[i].hook, BPF_LSM_MAC) < 0)
+			bpf_program__set_autoload(prog, false);
+	}
+	/* inode_setattr gained its idmap argument with struct mnt_idmap (6.3). */
+	idmap = vmlinux && btf__find_by_name_kind(vmlinux, "mnt_idmap", BTF_KIND_STRUCT) > 0;
+	bpf_program__set_autoload(idmap ? skel->progs.fs_inode_setattr : skel->progs.fs_inode_setattr_idmap,
+				  false);
+	btf__free(vmlinux);
+}
+
 struct sbx_loader *loader__open_and_attach(void)
 {
 	struct sbx_loader *l = calloc(1, sizeof(*l));
@@ -21,11 +48,15 @@ struct sbx_loader *loader__open_and_attach(void)
 
 	if (!l)
 		return NULL;
-	l->skel = fs_bpf__open_and_load();
+	l->skel = fs_bpf__open();
 	if (!l->skel) {
 		err = -errno;
 		goto out;
 	}
+	optional_hooks(l->skel);
+	err = fs_bpf__load(l->skel);
+	if (err)
+		goto out;
 	err = fs_bpf__attach(l->skel);
 	if (err)
 		goto out;
@@ -44,37 +75,26 @@ void loader__destroy(struct sbx_loader *l)
 	free(l);
 }
 
-struct sbx_fs_key loader__fs_key(__u32 policy_id, const char *path)
+int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
+			const struct sbx_fs_rule *rule)
 {
-	struct sbx_fs_key key = { .policy_id = policy_id, .hash = SBX_HASH_INIT };
-	size_t len = strlen(path);
-
-	/* "/" is the empty prefix the kernel tests before the first component. */
-	if (len == 1 && path[0] == '/')
-		len = 0;
-	for (size_t i = 0; i < len; i++)
-		key.hash = sbx_hash_byte(key.hash, (unsigned char)path[i]);
-	key.len = (__u32)len;
-	return key;
-}
-
-int loader__add_fs_rule(struct sbx_loader *l, __u32 policy_id, const char *path,
-			__u32 flags, __u32 rule_id)
-{
-	struct sbx_fs_key key;
-	struct sbx_fs_rule rule = { .rule_id = rule_id, .flags = flags };
-
-	if (path[0] != '/' || strlen(path) >= SBX_PATH_MAX)
-		return -EINVAL;
-	key = loader__fs_key(policy_id, path);
-	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.fs_rules), &key, &rule, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.fs_rules), key, rule, BPF_ANY))
 		return -errno;
 	return 0;
 }
 
-int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32 flags)
+int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key)
 {
-	struct sbx_sandbox sb = { .policy_id = policy_id, .flags = flags };
+	if (bpf_map_delete_elem(bpf_map__fd(l->skel->maps.fs_rules), key))
+		return -errno;
+	return 0;
+}
+
+int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32 flags,
+			__u32 any_depth_mask)
+{
+	struct sbx_sandbox sb = { .policy_id = policy_id, .flags = flags,
+				  .any_depth_mask = any_depth_mask };
 
 	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.sandboxes), &cgid, &sb, BPF_NOEXIST))
 		return -errno;

@@ -15,19 +15,18 @@ struct sbx_loader;
 struct sbx_loader *loader__open_and_attach(void);
 void loader__destroy(struct sbx_loader *l);
 
-/* Register a rule path (absolute, normalised) for @policy_id. */
-int loader__add_fs_rule(struct sbx_loader *l, __u32 policy_id, const char *path,
-			__u32 flags, __u32 rule_id);
+/* Write / remove one fs_rules entry. 0 or -errno. */
+int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
+			const struct sbx_fs_rule *rule);
+int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key);
 /* Put cgroup @cgid under @policy_id. Rules go in first, so no open slips by. */
-int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32 flags);
+int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32 flags,
+			__u32 any_depth_mask);
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
 
 /* The events ring buffer map fd, and the summed stats counters. */
 int loader__events_fd(const struct sbx_loader *l);
 int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value);
-
-/* The map key for a rule path: the hash the kernel computes while walking. */
-struct sbx_fs_key loader__fs_key(__u32 policy_id, const char *path);
 
 /* Load and attach the trivial LSM probe program, then drop it. 0 or -errno. */
 int loader__probe_lsm(void);

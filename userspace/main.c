@@ -29,6 +29,7 @@ static int do_version(int argc, char **argv);
 static const struct cmd cmds[] = {
 	{ "run", do_run, "run a command inside a new sandbox" },
 	{ "doctor", do_doctor, "check whether this host can enforce, and how to fix it" },
+	{ "check", do_check, "validate a policy and show the rules it compiles to" },
 	{ "version", do_version, "print the version" },
 	{ "help", do_help, "show this help" },
 };

@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * policy.h — a sandbox's rules as userspace holds them: normalised absolute
- * paths with their kind, and the text shown for them in events.
+ * policy.h — a sandbox's policy as userspace holds it: parsed from a JSON
+ * file (sandbox-runtime settings files work unchanged, see docs/policy.md),
+ * paths expanded, normalised and resolved, patterns compiled to the two
+ * shapes the kernel matches (absolute prefixes and any-depth component
+ * sequences), each rule keeping the text shown for it in events.
+ *
+ * Library code: nothing here prints. Errors come back as -errno plus a
+ * message in struct policy_diag ("FILE:LINE:COL: what is wrong"); warnings
+ * (srt keys that mean nothing here) are collected in the diag too.
  */
 #ifndef SBX_POLICY_H
 #define SBX_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 struct sbx_loader;
@@ -14,20 +23,118 @@ struct sbx_loader;
 enum rule_kind {
 	RULE_DENY_READ,
 	RULE_ALLOW_READ,
+	RULE_ALLOW_WRITE,
+	RULE_DENY_WRITE,
+	RULE_MANDATORY,		/* built-in write deny, always on, wins over any allow */
 };
+
+enum rule_scope {
+	RULE_ABSOLUTE,		/* path: "/a/b" (or "/"): that path and everything beneath */
+	RULE_ANY_DEPTH,		/* path: "NAME" or "DIR/NAME": those components at any depth, and beneath */
+};
+
+/* At most this many components in an any-depth pattern ("**" + "/a/b/c/d"). */
+#define POLICY_ANY_DEPTH_MAX	4
 
 struct policy_rule {
 	enum rule_kind kind;
-	char *path;		/* absolute, normalised, symlinked prefixes resolved */
-	char *text;		/* as shown to people: "deny-read /root/.ssh" */
+	enum rule_scope scope;
+	char *path;		/* ABSOLUTE: normalised, symlinked prefixes resolved; ANY_DEPTH: "a/b" */
+	char *text;		/* as shown in events and `check`: "denyRead ~/.ssh", "mandatory: .bashrc" */
+	char *origin;		/* "FILE:LINE:COL", "--deny-read", "built-in" */
+};
+
+enum policy_mode {
+	POLICY_ENFORCE,
+	POLICY_AUDIT,
+};
+
+struct policy_network {
+	char **allowed_domains;	size_t nr_allowed_domains;
+	char **denied_domains;	size_t nr_denied_domains;
+	char **allow_unix_sockets; size_t nr_allow_unix_sockets;	/* normalised paths */
+	bool allow_all_unix_sockets;
+	bool allow_local_binding;
+	bool allow_all_domains;	/* "allowAllDomains" of older srt releases */
+	/* sbx-bpf extensions, as written: "CIDR[:PORT|:LO-HI]", IPv6 with a port in brackets */
+	char **allow;		size_t nr_allow;
+	char **deny;		size_t nr_deny;
+	bool allow_abstract_unix_sockets;
+	bool allow_loopback;
 };
 
 struct policy {
+	char *name;		/* file path, or the preset name ("agent-default") */
+	char *description;	/* the file's "description", NULL if absent */
+	enum policy_mode mode;
+	bool allow_git_config;	/* .git/config leaves the mandatory set */
 	struct policy_rule *rules;
 	size_t nr_rules;
+	struct policy_network net;	/* parsed and validated; enforced by the network work */
+	char *limits_json;	/* the "limits" object as JSON text, NULL if absent (limits work) */
 };
 
-const char *rule_kind_name(enum rule_kind kind);
+/* Where ~ and relative paths point. */
+struct policy_env {
+	const char *home;	/* home of the invoking user (SUDO_USER's when set) */
+	const char *cwd;	/* working directory the sandbox starts in */
+};
+
+#define POLICY_DIAG_MAX	16
+
+struct policy_diag {
+	char error[1024];	/* "FILE:LINE:COL: message" when a call fails */
+	char warnings[POLICY_DIAG_MAX][256];	/* "FILE:LINE:COL: ignoring …" */
+	size_t nr_warnings;
+	size_t nr_warnings_dropped;	/* beyond POLICY_DIAG_MAX */
+};
+
+/*
+ * Fill @env from the environment: SUDO_USER's home (under sudo, as root),
+ * else $HOME, else the password entry of the real uid; homes come from
+ * /etc/passwd (see policy.c). Home stays NULL if none is known; 0 or -errno.
+ */
+int policy_env_default(struct policy_env *env, char *home_buf, size_t home_sz,
+		       char *cwd_buf, size_t cwd_sz);
+
+/*
+ * Parse @file (with @file NULL: the "agent-default" preset) into @p, which
+ * the caller zero-initialised. policy_load_preset takes a built-in preset
+ * instead: "agent-default", "training", "restricted", "standard". On error
+ * @p is left empty and @diag->error says why.
+ */
+int policy_load(struct policy *p, const char *file, const struct policy_env *env,
+		struct policy_diag *diag);
+int policy_load_preset(struct policy *p, const char *preset, const struct policy_env *env,
+		       struct policy_diag *diag);
+/* Parse JSON text; @name is used in messages in place of a file name. */
+int policy_load_string(struct policy *p, const char *name, const char *json,
+		       const struct policy_env *env, struct policy_diag *diag);
+
+/*
+ * Add one rule from a command-line flag (@origin: "--deny-read"). @pattern
+ * is expanded and compiled exactly as a policy file entry would be.
+ */
+int policy_add_rule(struct policy *p, enum rule_kind kind, const char *pattern,
+		    const char *origin, const struct policy_env *env, struct policy_diag *diag);
+
+/*
+ * Append the mandatory write-deny set (dotfiles, .git/hooks, …; .git/config
+ * unless allow_git_config). Called once, after everything else is loaded.
+ */
+int policy_add_mandatory(struct policy *p);
+
+/* Names of the built-in presets, in order; NULL past the last. */
+const char *policy_preset_name(size_t i);
+
+const char *rule_kind_name(enum rule_kind kind);	/* "denyRead", "allowWrite", "mandatory" */
+const char *rule_scope_name(enum rule_scope scope);	/* "absolute", "any-depth" */
+const char *policy_rule_text(const struct policy *p, __u32 rule_id);
+void policy_free(struct policy *p);
+
+/* `check` output: the compiled rules, human or JSON (jansson), to @out. */
+void policy_print(const struct policy *p, FILE *out);
+char *policy_to_json(const struct policy *p);	/* malloc'ed, NULL on ENOMEM */
 
 /*
  * Lexically normalise @in (relative paths are taken from @cwd): collapse
@@ -41,11 +148,6 @@ int path_normalize(const char *in, const char *cwd, char *out, size_t sz);
  */
 int path_resolve(char *path, size_t sz);
 
-/* Add a rule for @path (normalised and resolved here). 0 or -errno. */
-int policy_add(struct policy *p, enum rule_kind kind, const char *path, const char *cwd);
-const char *policy_rule_text(const struct policy *p, __u32 rule_id);
-/* Write the rules into the kernel maps under @policy_id. */
-int policy_install(const struct policy *p, struct sbx_loader *l, __u32 policy_id);
-void policy_free(struct policy *p);
+/* Installing the rules in the kernel: fsrules.h. */
 
 #endif

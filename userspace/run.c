@@ -22,16 +22,27 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "events.h"
+#include "fsrules.h"
 #include "loader.h"
 #include "policy.h"
 #include "util.h"
 
 #define POLICY_ID 1	/* one policy per loaded program set, until programs are shared */
 
+struct run_flag_rule {
+	enum rule_kind kind;
+	const char *pattern;
+	const char *origin;
+};
+
 struct run_opts {
 	const char *name;
 	const char *events_path;
+	const char *policy_file;
+	const char *preset;
 	bool audit;
+	struct run_flag_rule *flag_rules;
+	size_t nr_flag_rules;
 	struct policy policy;
 	char **argv;
 };
@@ -41,43 +52,50 @@ static void run_usage(FILE *out)
 	fprintf(out,
 		"Usage: sbx-bpf run [OPTIONS] -- COMMAND [ARGS…]\n"
 		"\n"
-		"Run COMMAND in a new sandbox cgroup under the policy given by the options;\n"
-		"every denial is printed on stderr as it happens.\n"
+		"Run COMMAND in a new sandbox cgroup under a policy; every denial is printed\n"
+		"on stderr as it happens. Without --policy/--preset the built-in\n"
+		"'agent-default' preset applies (see docs/policy.md).\n"
 		"\n"
+		"  --policy FILE        policy file (JSON; sandbox-runtime settings files work)\n"
+		"  --preset NAME        built-in preset: agent-default, training, restricted, standard\n"
 		"  --name NAME          sandbox (cgroup) name; default run-PID\n"
-		"  --deny-read PATH     deny reading PATH and everything beneath it\n"
-		"  --allow-read PATH    re-allow reading PATH beneath a denied one\n"
-		"                       (the most specific rule wins)\n"
+		"  --deny-read PATH     add rules to the policy, same syntax as its entries\n"
+		"  --allow-read PATH      (~, relative paths, DIR/**, **/NAME); the most\n"
+		"  --allow-write PATH     specific rule wins\n"
+		"  --deny-write PATH\n"
 		"  --audit              deny nothing; report what would be denied\n"
 		"  --events FILE        also write events as JSON lines to FILE ('-' = stdout)\n"
 		"  -j, --json           JSON errors\n"
 		"  -v, --verbose        libbpf messages\n"
 		"\n"
 		"Exit status: COMMAND's own; 128+N if it was killed by signal N;\n"
-		"1 if the sandbox could not be set up; 2 for a bad command line;\n"
+		"1 if the sandbox could not be set up; 2 for a bad command line or policy;\n"
 		"127 if COMMAND could not be executed.\n");
 }
 
-static int add_rule(struct run_opts *o, enum rule_kind kind, const char *path)
+static int add_flag_rule(struct run_opts *o, enum rule_kind kind, const char *origin)
 {
-	char cwd[PATH_MAX];
-	int err;
+	struct run_flag_rule *r = realloc(o->flag_rules, (o->nr_flag_rules + 1) * sizeof(*r));
 
-	if (!getcwd(cwd, sizeof(cwd)))
-		cwd[0] = '\0';
-	err = policy_add(&o->policy, kind, path, cwd);
-	if (err)
-		p_err("%s '%s': %s", rule_kind_name(kind), path, strerror(-err));
-	return err;
+	if (!r)
+		return -ENOMEM;
+	o->flag_rules = r;
+	r[o->nr_flag_rules++] = (struct run_flag_rule){ kind, optarg, origin };
+	return 0;
 }
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
-	enum { OPT_DENY_READ = 256, OPT_ALLOW_READ, OPT_AUDIT, OPT_EVENTS, OPT_NAME };
+	enum { OPT_DENY_READ = 256, OPT_ALLOW_READ, OPT_ALLOW_WRITE, OPT_DENY_WRITE, OPT_AUDIT,
+	       OPT_EVENTS, OPT_NAME, OPT_POLICY, OPT_PRESET };
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, OPT_NAME },
+		{ "policy", required_argument, NULL, OPT_POLICY },
+		{ "preset", required_argument, NULL, OPT_PRESET },
 		{ "deny-read", required_argument, NULL, OPT_DENY_READ },
 		{ "allow-read", required_argument, NULL, OPT_ALLOW_READ },
+		{ "allow-write", required_argument, NULL, OPT_ALLOW_WRITE },
+		{ "deny-write", required_argument, NULL, OPT_DENY_WRITE },
 		{ "audit", no_argument, NULL, OPT_AUDIT },
 		{ "events", required_argument, NULL, OPT_EVENTS },
 		{ "json", no_argument, NULL, 'j' },
@@ -85,7 +103,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	int c;
+	int c, err = 0;
 
 	/* "+": options end at the command, even without "--". */
 	while ((c = getopt_long(argc, argv, "+jvh", opts, NULL)) != -1) {
@@ -93,24 +111,30 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 			continue;
 		switch (c) {
 		case OPT_NAME: o->name = optarg; break;
+		case OPT_POLICY: o->policy_file = optarg; break;
+		case OPT_PRESET: o->preset = optarg; break;
 		case OPT_AUDIT: o->audit = true; break;
 		case OPT_EVENTS: o->events_path = optarg; break;
-		case OPT_DENY_READ:
-			if (add_rule(o, RULE_DENY_READ, optarg))
-				return EXIT_USAGE;
-			break;
-		case OPT_ALLOW_READ:
-			if (add_rule(o, RULE_ALLOW_READ, optarg))
-				return EXIT_USAGE;
-			break;
+		case OPT_DENY_READ: err = add_flag_rule(o, RULE_DENY_READ, "--deny-read"); break;
+		case OPT_ALLOW_READ: err = add_flag_rule(o, RULE_ALLOW_READ, "--allow-read"); break;
+		case OPT_ALLOW_WRITE: err = add_flag_rule(o, RULE_ALLOW_WRITE, "--allow-write"); break;
+		case OPT_DENY_WRITE: err = add_flag_rule(o, RULE_DENY_WRITE, "--deny-write"); break;
 		case 'h': run_usage(stdout); return -1;
 		default:
 			fprintf(stderr, "Try 'sbx-bpf run --help'.\n");
 			return EXIT_USAGE;
 		}
+		if (err) {
+			p_err("run: %s", strerror(-err));
+			return 1;
+		}
 	}
 	if (optind >= argc) {
 		p_err("run: no command given (sbx-bpf run [OPTIONS] -- COMMAND)");
+		return EXIT_USAGE;
+	}
+	if (o->policy_file && o->preset) {
+		p_err("run: --policy and --preset exclude each other");
 		return EXIT_USAGE;
 	}
 	if (o->name && (!o->name[0] || strchr(o->name, '/') || !strcmp(o->name, ".") ||
@@ -119,6 +143,39 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		return EXIT_USAGE;
 	}
 	o->argv = argv + optind;
+	return 0;
+}
+
+/* The policy file or preset, the flag rules, the mandatory set. 0 or EXIT_USAGE. */
+static int load_policy(struct run_opts *o)
+{
+	char home[PATH_MAX], cwd[PATH_MAX];
+	struct policy_diag diag = {};
+	struct policy_env env;
+	int err;
+
+	err = policy_env_default(&env, home, sizeof(home), cwd, sizeof(cwd));
+	if (err) {
+		p_err("run: cannot determine the home and working directories: %s", strerror(-err));
+		return EXIT_USAGE;
+	}
+	if (o->policy_file)
+		err = policy_load(&o->policy, o->policy_file, &env, &diag);
+	else
+		err = policy_load_preset(&o->policy, o->preset ? o->preset : "agent-default", &env, &diag);
+	for (size_t i = 0; !err && i < o->nr_flag_rules; i++)
+		err = policy_add_rule(&o->policy, o->flag_rules[i].kind, o->flag_rules[i].pattern,
+				      o->flag_rules[i].origin, &env, &diag);
+	for (size_t i = 0; i < diag.nr_warnings; i++)
+		p_warn("%s", diag.warnings[i]);
+	if (!err)
+		err = policy_add_mandatory(&o->policy);
+	if (err) {
+		p_err("%s", diag.error[0] ? diag.error : strerror(-err));
+		return EXIT_USAGE;
+	}
+	if (o->policy.mode == POLICY_AUDIT)
+		o->audit = true;
 	return 0;
 }
 
@@ -170,11 +227,14 @@ int do_run(int argc, char **argv)
 	char name[64];
 	sigset_t mask, old;
 	int sfd = -1, err, ret = 1, status;
-	bool registered = false;
+	struct fs_compiled rules = {};
+	bool registered = false, installed = false;
 	__u64 lost = 0;
 	pid_t child;
 
 	err = parse_run_opts(argc, argv, &o);
+	if (!err)
+		err = load_policy(&o);
 	if (err) {
 		ret = err < 0 ? 0 : err;
 		goto out;
@@ -204,11 +264,18 @@ int do_run(int argc, char **argv)
 		      err == -ENOTSUP ? " (cgroup v2 is not the unified hierarchy; run 'sbx-bpf doctor')" : "");
 		goto out;
 	}
-	err = policy_install(&o.policy, l, POLICY_ID);
+	err = fs_compile(&o.policy, POLICY_ID, &rules);
 	if (!err)
-		err = loader__add_sandbox(l, cg.id, POLICY_ID, o.audit ? SBX_SANDBOX_AUDIT : 0);
+		err = fs_install(l, &rules);
 	if (err) {
 		p_err("cannot install the policy: %s", strerror(-err));
+		goto out;
+	}
+	installed = true;
+	err = loader__add_sandbox(l, cg.id, POLICY_ID, o.audit ? SBX_SANDBOX_AUDIT : 0,
+				  rules.any_depth_mask);
+	if (err) {
+		p_err("cannot register the sandbox: %s", strerror(-err));
 		goto out;
 	}
 	registered = true;
@@ -251,6 +318,10 @@ out:
 			p_warn("%llu events lost: the ring buffer was full (verdicts were applied)",
 			       (unsigned long long)lost);
 	}
+	if (installed)
+		fs_uninstall(l, &rules);
+	fs_compiled_free(&rules);
+	free(o.flag_rules);
 	if (sink.malformed)
 		p_warn("%llu malformed event records ignored", sink.malformed);
 	if (sink.json && sink.json != stdout)

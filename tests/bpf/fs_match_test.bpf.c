@@ -37,24 +37,25 @@ struct {
 struct match_args {
 	__u32 policy_id;
 	__u32 len;
-	__u32 rule_id;		/* out */
+	__u32 mask;
 	__u32 pad;
+	struct fs_verdict v;	/* out */
 	char path[SBX_PATH_MAX];
 };
 
 SEC("syscall")
-int match_read(struct match_args *args)
+int match(struct match_args *args)
 {
 	struct path_buf *b;
-	__u32 zero = 0, rule_id = SBX_RULE_NONE;
-	int deny;
+	struct fs_verdict v;
+	__u32 zero = 0;
 
 	b = bpf_map_lookup_elem(&bufs, &zero);
 	if (!b)
 		return -1;
 	if (bpf_probe_read_kernel(b->path, sizeof(b->path), args->path))
 		return -2;
-	deny = fs_match_read(b->path, args->len, args->policy_id, &rule_id);
-	args->rule_id = rule_id;
-	return deny;
+	fs_match((struct sbx_path *)b->path, args->len, args->policy_id, args->mask, &v);
+	args->v = v;
+	return 0;
 }

@@ -1,31 +1,40 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The path matcher of the LSM programs, run in the host kernel through
- * BPF_PROG_TEST_RUN (see fs_match_test.bpf.c), with rule keys made by the
- * same userspace code `sbx-bpf run` uses.
+ * BPF_PROG_TEST_RUN (see fs_match_test.bpf.c), with map entries compiled by
+ * the same userspace code `sbx-bpf run` uses (fsrules.c).
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "loader.h"
+#include "fsrules.h"
+#include "policy.h"
 #include "fs_match_test.skel.h"
+
+struct fs_verdict {
+	__u32 read_deny, read_rule, write_deny, write_rule, guard, guard_rule;
+};
 
 struct match_args {
 	__u32 policy_id;
 	__u32 len;
-	__u32 rule_id;
+	__u32 mask;
 	__u32 pad;
+	struct fs_verdict v;
 	char path[SBX_PATH_MAX];
 };
 
 static struct fs_match_test_bpf *skel;
+static struct policy pol;
+static __u32 mask;
 
 static int setup(void **state)
 {
@@ -41,29 +50,46 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Empty the rule map between tests. */
+/* Empty the rule map and the policy between tests. */
 static int clear_rules(void **state)
 {
-	struct sbx_fs_key key, next;
 	int fd = bpf_map__fd(skel->maps.fs_rules);
+	struct sbx_fs_key key;
 
 	(void)state;
 	while (!bpf_map_get_next_key(fd, NULL, &key))
 		bpf_map_delete_elem(fd, &key);
-	(void)next;
+	for (size_t i = 0; i < pol.nr_rules; i++)
+		free(pol.rules[i].path);
+	free(pol.rules);
+	memset(&pol, 0, sizeof(pol));
+	mask = 0;
 	return 0;
 }
 
-static void rule(__u32 policy, const char *path, __u32 flags, __u32 id)
+/* Add a rule to the policy; rules() compiles and installs them all. */
+static __u32 add(enum rule_kind kind, enum rule_scope scope, const char *path)
 {
-	struct sbx_fs_key key = loader__fs_key(policy, path);
-	struct sbx_fs_rule r = { .rule_id = id, .flags = flags };
-
-	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.fs_rules), &key, &r, BPF_ANY), 0);
+	pol.rules = realloc(pol.rules, (pol.nr_rules + 1) * sizeof(*pol.rules));
+	assert_non_null(pol.rules);
+	pol.rules[pol.nr_rules] = (struct policy_rule){ .kind = kind, .scope = scope,
+							.path = strdup(path) };
+	return (__u32)pol.nr_rules++;
 }
 
-/* Returns 1 for deny, 0 for allow; *rule_id gets the deciding rule. */
-static int judge_len(__u32 policy, const char *path, size_t len, __u32 *rule_id)
+static void install(__u32 policy_id)
+{
+	struct fs_compiled c;
+	int fd = bpf_map__fd(skel->maps.fs_rules);
+
+	assert_int_equal(fs_compile(&pol, policy_id, &c), 0);
+	for (size_t i = 0; i < c.nr; i++)
+		assert_int_equal(bpf_map_update_elem(fd, &c.entries[i].key, &c.entries[i].rule, BPF_ANY), 0);
+	mask = c.any_depth_mask;
+	fs_compiled_free(&c);
+}
+
+static struct fs_verdict judge_len(__u32 policy, const char *path, size_t len)
 {
 	static struct match_args args;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
@@ -71,107 +97,206 @@ static int judge_len(__u32 policy, const char *path, size_t len, __u32 *rule_id)
 	memset(&args, 0, sizeof(args));
 	args.policy_id = policy;
 	args.len = (__u32)len;
+	args.mask = mask;
 	memcpy(args.path, path, len < SBX_PATH_MAX ? len : SBX_PATH_MAX - 1);
-	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.match_read), &opts), 0);
-	*rule_id = args.rule_id;
-	return (int)opts.retval;
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.match), &opts), 0);
+	assert_int_equal(opts.retval, 0);
+	return args.v;
 }
 
-static int judge(__u32 policy, const char *path, __u32 *rule_id)
+static struct fs_verdict judge(const char *path)
 {
-	return judge_len(policy, path, strlen(path), rule_id);
+	return judge_len(1, path, strlen(path));
 }
 
-#define assert_verdict(path, want_deny, want_rule) do {			\
-	__u32 _rid;							\
-	assert_int_equal(judge(1, (path), &_rid), (want_deny));		\
-	assert_int_equal(_rid, (want_rule));				\
+#define assert_read(path, deny, rule) do {				\
+	struct fs_verdict _v = judge(path);				\
+	assert_int_equal(_v.read_deny, (deny));				\
+	assert_int_equal(_v.read_rule, (rule));				\
 } while (0)
 
-static void test_no_rules_allows(void **state)
+#define assert_write(path, deny, rule) do {				\
+	struct fs_verdict _v = judge(path);				\
+	assert_int_equal(_v.write_deny, (deny));			\
+	assert_int_equal(_v.write_rule, (rule));			\
+} while (0)
+
+static void test_no_rules(void **state)
 {
 	(void)state;
-	assert_verdict("/etc/passwd", 0, SBX_RULE_NONE);
-	assert_verdict("/", 0, SBX_RULE_NONE);
+	install(1);
+	assert_read("/etc/passwd", 0, SBX_RULE_NONE);
+	assert_write("/etc/passwd", 1, SBX_RULE_DEFAULT_WRITE);	/* writes start denied */
+	assert_read("/", 0, SBX_RULE_NONE);
 }
 
-static void test_deny_covers_subtree_not_siblings(void **state)
+static void test_deny_read_covers_subtree_not_siblings(void **state)
 {
+	__u32 r;
+
 	(void)state;
-	rule(1, "/home/u/.ssh", SBX_FS_DENY_READ, 7);
-	assert_verdict("/home/u/.ssh", 1, 7);
-	assert_verdict("/home/u/.ssh/id_rsa", 1, 7);
-	assert_verdict("/home/u/.ssh/a/b/c", 1, 7);
-	assert_verdict("/home/u/.sshx", 0, SBX_RULE_NONE);	/* component boundary */
-	assert_verdict("/home/u/.ss", 0, SBX_RULE_NONE);
-	assert_verdict("/home/u", 0, SBX_RULE_NONE);
+	r = add(RULE_DENY_READ, RULE_ABSOLUTE, "/home/u/.ssh");
+	install(1);
+	assert_read("/home/u/.ssh", 1, r);
+	assert_read("/home/u/.ssh/id_rsa", 1, r);
+	assert_read("/home/u/.ssh/a/b/c", 1, r);
+	assert_read("/home/u/.sshx", 0, SBX_RULE_NONE);	/* component boundary */
+	assert_read("/home/u/.ss", 0, SBX_RULE_NONE);
+	assert_read("/home/u", 0, SBX_RULE_NONE);
 }
 
-static void test_most_specific_wins(void **state)
+static void test_read_nesting(void **state)
 {
+	__u32 d, a, rd;
+
 	(void)state;
-	rule(1, "/data", SBX_FS_DENY_READ, 0);
-	rule(1, "/data/pub", SBX_FS_ALLOW_READ, 1);
-	rule(1, "/data/pub/secret", SBX_FS_DENY_READ, 2);
-	assert_verdict("/data/x", 1, 0);
-	assert_verdict("/data/pub", 0, 1);
-	assert_verdict("/data/pub/readme", 0, 1);
-	assert_verdict("/data/pub/secret", 1, 2);
-	assert_verdict("/data/pub/secret/key", 1, 2);
-	assert_verdict("/database", 0, SBX_RULE_NONE);
+	d = add(RULE_DENY_READ, RULE_ABSOLUTE, "/data");
+	a = add(RULE_ALLOW_READ, RULE_ABSOLUTE, "/data/pub");
+	rd = add(RULE_DENY_READ, RULE_ABSOLUTE, "/data/pub/secret");
+	install(1);
+	assert_read("/data/x", 1, d);
+	assert_read("/data/pub", 0, a);
+	assert_read("/data/pub/readme", 0, a);
+	assert_read("/data/pub/secret", 1, rd);
+	assert_read("/data/pub/secret/key", 1, rd);
+	assert_read("/database", 0, SBX_RULE_NONE);
+}
+
+static void test_write_nesting(void **state)
+{
+	__u32 a, d, ra;
+
+	(void)state;
+	a = add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/work");
+	d = add(RULE_DENY_WRITE, RULE_ABSOLUTE, "/work/locked");
+	ra = add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/work/locked/scratch");
+	install(1);
+	assert_write("/work", 0, a);
+	assert_write("/work/f", 0, a);
+	assert_write("/work/locked/f", 1, d);
+	assert_write("/work/locked/scratch/f", 0, ra);
+	assert_write("/workshop", 1, SBX_RULE_DEFAULT_WRITE);
+	assert_write("/", 1, SBX_RULE_DEFAULT_WRITE);
+	/* Reads are a separate dimension. */
+	assert_read("/work/locked/f", 0, SBX_RULE_NONE);
 }
 
 static void test_root_rule(void **state)
 {
+	__u32 d, a;
+
 	(void)state;
-	rule(1, "/", SBX_FS_DENY_READ, 3);
-	rule(1, "/tmp", SBX_FS_ALLOW_READ, 4);
-	assert_verdict("/", 1, 3);
-	assert_verdict("/etc/passwd", 1, 3);
-	assert_verdict("/tmp/f", 0, 4);
+	d = add(RULE_DENY_READ, RULE_ABSOLUTE, "/");
+	a = add(RULE_ALLOW_READ, RULE_ABSOLUTE, "/tmp");
+	install(1);
+	assert_read("/", 1, d);
+	assert_read("/etc/passwd", 1, d);
+	assert_read("/tmp/f", 0, a);
+}
+
+/* The mandatory set: any depth, created later or not, no allow overrides it. */
+static void test_mandatory_any_depth(void **state)
+{
+	__u32 w, hooks, rc, cfg;
+
+	(void)state;
+	w = add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/work");
+	add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/work/a/b/c/d/e/.git/hooks/x");	/* cannot win */
+	hooks = add(RULE_MANDATORY, RULE_ANY_DEPTH, ".git/hooks");
+	rc = add(RULE_MANDATORY, RULE_ANY_DEPTH, ".bashrc");
+	cfg = add(RULE_MANDATORY, RULE_ANY_DEPTH, ".git/config");
+	install(1);
+	assert_int_equal(mask, 0x3);	/* 1- and 2-component patterns */
+	assert_write("/work/a/b/c/d/e/.git/hooks/pre-commit", 1, hooks);
+	assert_write("/work/a/b/c/d/e/.git/hooks/x", 1, hooks);
+	assert_write("/work/a/b/c/d/e/.git/hooks", 1, hooks);
+	assert_write("/work/repo/.git/config", 1, cfg);
+	assert_write("/work/repo/.git/configs", 0, w);
+	assert_write("/work/repo/.git/objects/ab", 0, w);
+	assert_write("/work/repo/hooks/x", 0, w);	/* "hooks" alone is not ".git/hooks" */
+	assert_write("/work/.bashrc", 1, rc);
+	assert_write("/work/x/.bashrc/y", 1, rc);
+	assert_write("/work/.bashrc.bak", 0, w);
+	assert_read("/work/.bashrc", 0, SBX_RULE_NONE);
+}
+
+/* Rename guards: ancestors of absolute rules, leading parts of any-depth ones. */
+static void test_guards(void **state)
+{
+	__u32 ssh, hooks;
+
+	(void)state;
+	add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/home/u/work");
+	ssh = add(RULE_DENY_READ, RULE_ABSOLUTE, "/home/u/.ssh");
+	hooks = add(RULE_MANDATORY, RULE_ANY_DEPTH, ".git/hooks");
+	install(1);
+	assert_true(judge("/home/u").guard);
+	assert_true(judge("/home/u/.ssh").guard);
+	assert_int_equal(judge("/home/u/.ssh").guard_rule, ssh);
+	assert_true(judge("/home/u/work/repo/.git").guard);
+	assert_int_equal(judge("/home/u/work/repo/.git").guard_rule, hooks);
+	assert_true(judge("/home/u/work/repo/.git/hooks").guard);
+	assert_false(judge("/home/u/work/repo/.git/index").guard);
+	assert_false(judge("/home/u/work/file").guard);
+	assert_false(judge("/home/u/.sshx").guard);
 }
 
 static void test_policies_are_separate(void **state)
 {
-	__u32 rid;
+	__u32 r;
 
 	(void)state;
-	rule(2, "/secret", SBX_FS_DENY_READ, 9);
-	assert_verdict("/secret", 0, SBX_RULE_NONE);
-	assert_int_equal(judge(2, "/secret/x", &rid), 1);
-	assert_int_equal(rid, 9);
+	r = add(RULE_DENY_READ, RULE_ABSOLUTE, "/secret");
+	install(2);
+	assert_read("/secret", 0, SBX_RULE_NONE);
+	assert_int_equal(judge_len(2, "/secret/x", 9).read_deny, 1);
+	assert_int_equal(judge_len(2, "/secret/x", 9).read_rule, r);
 }
 
-/* Deny beats allow on the very same path, whatever the insertion order. */
-static void test_deny_and_allow_same_path(void **state)
+/* Deny beats allow at the same component end, whatever the rule order. */
+static void test_deny_beats_allow_at_same_place(void **state)
 {
+	__u32 d, md;
+
 	(void)state;
-	rule(1, "/both", SBX_FS_DENY_READ | SBX_FS_ALLOW_READ, 5);
-	assert_verdict("/both/f", 1, 5);
+	add(RULE_ALLOW_READ, RULE_ABSOLUTE, "/both");
+	d = add(RULE_DENY_READ, RULE_ABSOLUTE, "/both");
+	add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/w/.x");
+	md = add(RULE_DENY_WRITE, RULE_ANY_DEPTH, ".x");
+	install(1);
+	assert_read("/both/f", 1, d);
+	assert_write("/w/.x", 1, md);	/* absolute allow and any-depth deny end together */
 }
 
 static void test_long_paths(void **state)
 {
 	static char path[SBX_PATH_MAX + 16];
-	__u32 rid;
+	struct fs_verdict v;
+	__u32 d, a;
 	size_t len;
 
 	(void)state;
-	/* 4095 bytes: /aaaa…/aaaa…/… deep below a denied directory. */
+	/* 4095 bytes: /deep/abcdefghi/… deep below a denied directory. */
 	strcpy(path, "/deep");
 	while (strlen(path) < SBX_PATH_MAX - 1 - 10)
 		strcat(path, "/abcdefghi");
 	len = strlen(path);
-	rule(1, "/deep/abcdefghi", SBX_FS_DENY_READ, 11);
-	assert_int_equal(judge_len(1, path, len, &rid), 1);
-	assert_int_equal(rid, 11);
-	/* A rule on the full long path itself matches at the end of the walk. */
-	rule(1, path, SBX_FS_ALLOW_READ, 12);
-	assert_int_equal(judge_len(1, path, len, &rid), 0);
-	assert_int_equal(rid, 12);
-	/* Too long to judge: fail closed. */
-	assert_int_equal(judge_len(1, path, SBX_PATH_MAX, &rid), 1);
-	assert_int_equal(rid, SBX_RULE_NONE);
+	d = add(RULE_DENY_READ, RULE_ABSOLUTE, "/deep/abcdefghi");
+	a = add(RULE_ALLOW_READ, RULE_ABSOLUTE, path);	/* matches at the end of the walk */
+	install(1);
+	v = judge_len(1, path, len);
+	assert_int_equal(v.read_deny, 0);
+	assert_int_equal(v.read_rule, a);
+	path[len - 1] = 'X';
+	v = judge_len(1, path, len);
+	assert_int_equal(v.read_deny, 1);
+	assert_int_equal(v.read_rule, d);
+	/* Too long to judge: everything denied, no rule. */
+	v = judge_len(1, path, SBX_PATH_MAX);
+	assert_int_equal(v.read_deny, 1);
+	assert_int_equal(v.write_deny, 1);
+	assert_int_equal(v.read_rule, SBX_RULE_NONE);
+	assert_int_equal(v.write_rule, SBX_RULE_NONE);
 }
 
 /* 10,000 rules: verdicts stay exact (cost is per component, see bench/). */
@@ -182,23 +307,27 @@ static void test_many_rules(void **state)
 	(void)state;
 	for (int i = 0; i < 10000; i++) {
 		snprintf(p, sizeof(p), "/r/%d", i);
-		rule(1, p, (i % 2) ? SBX_FS_DENY_READ : SBX_FS_ALLOW_READ, (__u32)i);
+		add((i % 2) ? RULE_DENY_READ : RULE_ALLOW_READ, RULE_ABSOLUTE, p);
 	}
-	assert_verdict("/r/9999/x", 1, 9999);
-	assert_verdict("/r/5000", 0, 5000);
-	assert_verdict("/r/10000", 0, SBX_RULE_NONE);
-	assert_verdict("/r", 0, SBX_RULE_NONE);
+	install(1);
+	assert_read("/r/9999/x", 1, 9999);
+	assert_read("/r/5000", 0, 5000);
+	assert_read("/r/10000", 0, SBX_RULE_NONE);
+	assert_read("/r", 0, SBX_RULE_NONE);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_no_rules_allows, clear_rules),
-		cmocka_unit_test_setup(test_deny_covers_subtree_not_siblings, clear_rules),
-		cmocka_unit_test_setup(test_most_specific_wins, clear_rules),
+		cmocka_unit_test_setup(test_no_rules, clear_rules),
+		cmocka_unit_test_setup(test_deny_read_covers_subtree_not_siblings, clear_rules),
+		cmocka_unit_test_setup(test_read_nesting, clear_rules),
+		cmocka_unit_test_setup(test_write_nesting, clear_rules),
 		cmocka_unit_test_setup(test_root_rule, clear_rules),
+		cmocka_unit_test_setup(test_mandatory_any_depth, clear_rules),
+		cmocka_unit_test_setup(test_guards, clear_rules),
 		cmocka_unit_test_setup(test_policies_are_separate, clear_rules),
-		cmocka_unit_test_setup(test_deny_and_allow_same_path, clear_rules),
+		cmocka_unit_test_setup(test_deny_beats_allow_at_same_place, clear_rules),
 		cmocka_unit_test_setup(test_long_paths, clear_rules),
 		cmocka_unit_test_setup(test_many_rules, clear_rules),
 	};

@@ -17,11 +17,11 @@ check sandboxed-open-exit-status "$rc" 1
 check_json event-denied-read "$W/ev1.json" \
 	"length == 1 and .[0].verdict == \"denied\" and .[0].op == \"read\" and .[0].path == \"$D/secret\""
 check_json event-errno-and-rule "$W/ev1.json" \
-	".[0].errno == 13 and .[0].rule.text == \"deny-read $D/secret\" and .[0].rule.id == 0"
+	".[0].errno == 13 and .[0].rule.text == \"denyRead $D/secret\""
 check_json event-process "$W/ev1.json" \
-	'.[0].process.comm == "sbx-probe" and .[0].process.pid > 1 and .[0].process.uid == 0 and .[0].schema == "sbx-bpf.event/1"'
+	'.[0].process.comm == "sbx-probe" and .[0].process.pid > 1 and .[0].process.uid == 0 and .[0].schema == "sbx-bpf.event/2"'
 check_json event-sandbox "$W/ev1.json" '.[0].sandbox == "e2e-deny" and .[0].cgroup_id == .[0].sandbox_cgroup_id'
-grep -q "sbx-bpf: denied read $D/secret (deny-read $D/secret) pid [0-9]* sbx-probe" "$W/err1" &&
+grep -q "sbx-bpf: denied read $D/secret (denyRead $D/secret) pid [0-9]* sbx-probe" "$W/err1" &&
 	pass human-line || fail human-line "stderr: $(cat "$W/err1")"
 [ ! -e /sys/fs/cgroup/sbx-bpf/e2e-deny ] && pass cgroup-removed || fail cgroup-removed "still there"
 
@@ -93,8 +93,8 @@ check long-path-outside-ok "$(python3 "$W/deep.py")" OK
 out=$(sbx-bpf run --events "$W/ev6.json" --deny-read /nonexistent -- python3 "$W/deep.py" 2>"$W/err6")
 check long-path-denied "$out" EACCES
 check_json long-path-event-unresolved "$W/ev6.json" \
-	'map(select(.path_unresolved)) | length >= 1 and (.[0].rule == null) and .[0].errno == 13'
-grep -q "path too long to resolve" "$W/err6" && pass long-path-human-line || fail long-path-human-line "$(cat "$W/err6")"
+	'map(select(.path_unresolved)) | length >= 1 and (.[0].rule.id == null) and .[0].errno == 13'
+grep -q "unresolvable path" "$W/err6" && pass long-path-human-line || fail long-path-human-line "$(cat "$W/err6")"
 
 # A second sandbox with a live sandbox's name is refused, and the live one
 # is left alone (not killed, not removed).

@@ -53,8 +53,56 @@ static void test_human_line(void **state)
 	ev.path[0] = '\0';
 	ev.path_len = 0;
 	event_format_human(&ev, NULL, line, sizeof(line));
-	assert_string_equal(line, "sbx-bpf: denied read (path too long to resolve) "
+	assert_string_equal(line, "sbx-bpf: denied read (unresolvable path) "
 				  "(fail-closed: unresolvable path) pid 42 cat");
+}
+
+/* rename/link carry a second path; a refused move between rules says so. */
+static void test_two_paths(void **state)
+{
+	char line[512];
+	size_t n;
+	json_t *j;
+
+	(void)state;
+	make_event("/w/.git");
+	ev.op = SBX_OP_RENAME;
+	ev.flags = SBX_EV_PATH2 | SBX_EV_RENAME_GUARD;
+	ev.path2_len = 4;
+	memcpy(ev.path2, "/w/g", 5);
+	n = offsetof(struct sbx_event, path2) + ev.path2_len + 1;
+	assert_int_equal(event_validate(&ev, n), 0);
+	assert_int_not_equal(event_validate(&ev, n - 1), 0);	/* path2 cut short */
+	ev.path2[4] = 'x';
+	assert_int_not_equal(event_validate(&ev, n), 0);	/* path2 without NUL */
+	ev.path2[4] = '\0';
+	event_format_human(&ev, "mandatory: .git/hooks", line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: denied rename /w/.git -> /w/g (mandatory: .git/hooks; "
+				  "it would move files between rules) pid 42 cat");
+	j = event_to_json(&ev, "mandatory: .git/hooks", "s");
+	assert_string_equal(json_string_value(json_object_get(j, "path2")), "/w/g");
+	assert_true(json_is_true(json_object_get(j, "moves_between_rules")));
+	json_decref(j);
+}
+
+/* Verdicts no policy rule made have fixed texts and a null id. */
+static void test_builtin_rules(void **state)
+{
+	json_t *j;
+
+	(void)state;
+	make_event("/etc/x");
+	ev.op = SBX_OP_WRITE;
+	ev.rule_id = SBX_RULE_DEFAULT_WRITE;
+	assert_string_equal(event_rule_text(&ev, NULL), "default: no allowWrite rule covers it");
+	ev.rule_id = SBX_RULE_PSEUDO_FS;
+	assert_string_equal(event_rule_text(&ev, NULL), "mandatory: cgroup, bpf and security file systems");
+	j = event_to_json(&ev, NULL, "s");
+	assert_true(json_is_null(json_object_get(json_object_get(j, "rule"), "id")));
+	assert_true(json_is_null(json_object_get(j, "path2")));
+	json_decref(j);
+	ev.rule_id = 3;
+	assert_string_equal(event_rule_text(&ev, "denyRead ~/.ssh"), "denyRead ~/.ssh");
 }
 
 static void test_json(void **state)
@@ -85,7 +133,9 @@ static void test_json(void **state)
 	ev.rule_id = SBX_RULE_NONE;
 	ev.flags = SBX_EV_PATH_UNRESOLVED;
 	j = event_to_json(&ev, NULL, NULL);
-	assert_true(json_is_null(json_object_get(j, "rule")));
+	assert_true(json_is_null(json_object_get(json_object_get(j, "rule"), "id")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "rule"), "text")),
+			    "fail-closed: unresolvable path");
 	assert_true(json_is_true(json_object_get(j, "path_unresolved")));
 	assert_true(json_is_null(json_object_get(j, "sandbox")));
 	json_decref(j);
@@ -95,6 +145,9 @@ static void test_names(void **state)
 {
 	(void)state;
 	assert_string_equal(sbx_op_name(SBX_OP_READ), "read");
+	for (__u32 op = 1; op < SBX_OP__MAX; op++)	/* every op the kernel sends has a name */
+		assert_string_not_equal(sbx_op_name(op), "unknown");
+	assert_string_equal(sbx_op_name(SBX_OP_REMOVEXATTR), "removexattr");
 	assert_string_equal(sbx_op_name(9999), "unknown");
 	assert_string_equal(sbx_verdict_name(SBX_VERDICT_AUDIT), "audit");
 }
@@ -105,6 +158,8 @@ int main(void)
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_human_line),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_two_paths),
+		cmocka_unit_test(test_builtin_rules),
 		cmocka_unit_test(test_names),
 	};
 

@@ -1,5 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Policy files and rules: every key, every kind of error with its exact
+ * FILE:LINE:COL message, patterns, path expansion, the mandatory set, the
+ * presets and the sandbox-runtime example. Paths under /nonexistent-sbx…
+ * do not exist, so path_resolve leaves them alone and the results are
+ * the same on every machine.
+ */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,9 +19,16 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+#include <jansson.h>
 
-#include "loader.h"
+#include "jsonloc.h"
 #include "policy.h"
+#include "sbx_abi.h"
+
+#define HOME "/nonexistent-sbx-home/u"
+#define CWD "/nonexistent-sbx/work"
+
+static const struct policy_env env = { .home = HOME, .cwd = CWD };
 
 static void norm(const char *in, const char *cwd, const char *want)
 {
@@ -40,69 +57,1042 @@ static void test_normalize(void **state)
 	assert_int_equal(path_normalize("/abcdefghij", NULL, out, sizeof(out)), -36);
 }
 
-/* A rule written against a symlink protects what the link points to. */
+/* A temp dir holding real/ and link -> real; removed by cleanup_tmp. */
+struct tmp {
+	char dir[64], real[PATH_MAX], link[PATH_MAX];
+};
+
+static void make_tmp(struct tmp *t)
+{
+	char p[PATH_MAX];
+
+	snprintf(t->dir, sizeof(t->dir), "/tmp/sbx-unit-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(p, sizeof(p), "%s/real", t->dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(t->link, sizeof(t->link), "%s/link", t->dir);
+	assert_int_equal(symlink(p, t->link), 0);
+	assert_non_null(realpath(p, t->real));
+}
+
+static void cleanup_tmp(struct tmp *t)
+{
+	char p[PATH_MAX];
+
+	unlink(t->link);
+	snprintf(p, sizeof(p), "%s/real", t->dir);
+	rmdir(p);
+	rmdir(t->dir);
+}
+
+/* A rule written against a symlink protects what it points to. */
 static void test_resolve_symlinked_prefix(void **state)
 {
-	char dir[] = "/tmp/sbx-unit-XXXXXX", link[PATH_MAX], p[PATH_MAX], want[PATH_MAX], real[PATH_MAX];
+	char p[PATH_MAX], want[PATH_MAX];
+	struct tmp t;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(p, sizeof(p), "%s/real", dir);
-	assert_int_equal(mkdir(p, 0700), 0);
-	snprintf(link, sizeof(link), "%s/link", dir);
-	assert_int_equal(symlink(p, link), 0);
-	assert_non_null(realpath(p, real));
-
-	snprintf(p, sizeof(p), "%s/link/not/yet/there", dir);
+	make_tmp(&t);
+	snprintf(p, sizeof(p), "%s/not/yet/there", t.link);
 	assert_int_equal(path_resolve(p, sizeof(p)), 0);
-	snprintf(want, sizeof(want), "%s/not/yet/there", real);
+	snprintf(want, sizeof(want), "%s/not/yet/there", t.real);
 	assert_string_equal(p, want);
 
 	snprintf(p, sizeof(p), "/nonexistent-sbx-top/x");
 	assert_int_equal(path_resolve(p, sizeof(p)), 0);
 	assert_string_equal(p, "/nonexistent-sbx-top/x");
-
-	snprintf(p, sizeof(p), "%s/link", dir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/real", dir);
-	rmdir(p);
-	rmdir(dir);
+	cleanup_tmp(&t);
 }
 
-static void test_policy_rules(void **state)
-{
-	struct policy pol = {};
+/* --- the position locator ------------------------------------------------------- */
 
-	(void)state;
-	assert_int_equal(policy_add(&pol, RULE_DENY_READ, "/nonexistent-sbx/a/../b/", "/"), 0);
-	assert_int_equal(policy_add(&pol, RULE_ALLOW_READ, "c", "/nonexistent-sbx/b"), 0);
-	assert_int_equal(pol.nr_rules, 2);
-	assert_string_equal(pol.rules[0].path, "/nonexistent-sbx/b");
-	assert_string_equal(policy_rule_text(&pol, 0), "deny-read /nonexistent-sbx/b");
-	assert_string_equal(policy_rule_text(&pol, 1), "allow-read /nonexistent-sbx/b/c");
-	assert_null(policy_rule_text(&pol, 2));
-	assert_null(policy_rule_text(&pol, SBX_RULE_NONE));
-	assert_int_equal(policy_add(&pol, RULE_DENY_READ, "", "/"), -22);
-	assert_int_equal(pol.nr_rules, 2);
-	policy_free(&pol);
-	assert_int_equal(pol.nr_rules, 0);
+static void linecol(const char *text, long off, int line, int col)
+{
+	struct jloc_pos pos = {};
+
+	assert_true(off >= 0);
+	jloc_advance(text, &pos, off);
+	assert_int_equal(pos.line, line);
+	assert_int_equal(pos.col, col);
 }
 
-/* The key the kernel walk computes: FNV-1a over the bytes, "/" empty. */
-static void test_fs_key(void **state)
+static void test_jloc(void **state)
 {
-	struct sbx_fs_key k;
+	/* A key with an escaped quote and brackets, nested containers, an escaped key, UTF-8. */
+	const char *t = "{\n \"a\\\"]}\": [1, {\"b\": [\"x\", \"y\\\\\"]}],\n"
+			"\t\"\\u0063\": \"\xc3\xa9\", \"d\": true, \"e\": []}";
+	const struct jloc_step ab1[] = { { .key = "a\"]}" }, { .index = 1 }, { .key = "b" }, { .index = 1 } };
+	const struct jloc_step c[] = { { .key = "c" } }, d[] = { { .key = "d" } }, e[] = { { .key = "e" } };
+	const struct jloc_step missing[] = { { .key = "a\"]}" }, { .index = 2 } }, nokey[] = { { .key = "zz" } };
+	struct jloc_pos pos = {};
+	long off;
 
 	(void)state;
-	k = loader__fs_key(3, "/");
-	assert_int_equal(k.len, 0);
-	assert_true(k.hash == SBX_HASH_INIT);
-	assert_int_equal(k.policy_id, 3);
-	k = loader__fs_key(3, "/a");
-	assert_int_equal(k.len, 2);
-	/* FNV-1a 64 of "/a", computed by hand from the published constants. */
-	assert_true(k.hash == ((((SBX_HASH_INIT ^ '/') * SBX_HASH_PRIME) ^ 'a') * SBX_HASH_PRIME));
-	assert_true(loader__fs_key(3, "/ab").hash != loader__fs_key(3, "/ba").hash);
+	off = jloc_find(t, ab1, 4, false);
+	assert_true(off > 0 && !strncmp(t + off, "\"y\\\\\"", 5));
+	linecol(t, off, 2, 27);
+	assert_int_equal(jloc_find(t, ab1, 1, true), 3);
+	off = jloc_find(t, c, 1, false);
+	assert_true(off > 0 && !strncmp(t + off, "\"\xc3\xa9\"", 4));
+	linecol(t, off, 3, 12);
+	/* Columns count characters as jansson does: é is one column. */
+	linecol(t, jloc_find(t, d, 1, true), 3, 17);
+	linecol(t, jloc_find(t, d, 1, false), 3, 22);
+	assert_int_equal(jloc_first(t, jloc_find(t, e, 1, false)), -1);
+	assert_int_equal(jloc_find(t, missing, 2, false), -1);
+	assert_int_equal(jloc_find(t, nokey, 1, false), -1);
+	assert_int_equal(jloc_find(t, ab1, 0, false), 0);
+	/* Elements one after the other; the last has no next. */
+	off = jloc_first(t, jloc_find(t, ab1, 3, false));
+	assert_true(!strncmp(t + off, "\"x\"", 3));
+	off = jloc_next(t, off);
+	assert_true(!strncmp(t + off, "\"y", 2));
+	assert_int_equal(jloc_next(t, off), -1);
+	/* Moving backwards restarts from the top. */
+	jloc_advance(t, &pos, (long)strlen(t));
+	jloc_advance(t, &pos, 1);
+	assert_int_equal(pos.line, 1);
+	assert_int_equal(pos.col, 2);
+}
+
+/*
+ * For every value in @text, found by walking the parsed document, the
+ * locator points at text that parses to an equal value.
+ */
+static void check_all_values(const char *text, json_t *v, struct jloc_step *path, size_t depth)
+{
+	long off = jloc_find(text, path, depth, false);
+	json_t *at;
+	const char *key;
+	json_t *m;
+	size_t i;
+
+	assert_true(off >= 0);
+	at = json_loads(text + off, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, NULL);
+	assert_non_null(at);
+	assert_true(json_equal(at, v));
+	json_decref(at);
+	assert_true(depth < 16);
+	json_object_foreach(v, key, m) {
+		path[depth] = (struct jloc_step){ .key = key };
+		check_all_values(text, m, path, depth + 1);
+	}
+	json_array_foreach(v, i, m) {
+		path[depth] = (struct jloc_step){ .index = i };
+		check_all_values(text, m, path, depth + 1);
+	}
+}
+
+static void test_jloc_every_value(void **state)
+{
+	static const char *const docs[] = {
+		"{}",
+		"  [ ]  ",
+		"{\"a\":{\"b\":{\"c\":[[],[[1]],{}]}},\"d\":-1.5e3,\"e\":null,\"f\":false}",
+		"{\r\n\t\"s\" : \"\\\\\", \"t\" :\"\\\"}]{[\\\"\" ,\n \"u\":[\"\\u00e9\\n\", 0 , true ]}",
+		"{\"\\\"k\": {\"x\\/y\": [\"]\", \"}\", \",\", \":\"]}, \"k\": 1, \"\": {\"\": [\"\"]}}",
+		"[{\"\xc3\xa9\": [\"\xe2\x82\xac\", {\"z\": 1e-2}]}, 3, \"[{\"]",
+	};
+	struct jloc_step path[16];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		json_t *v = json_loads(docs[i], JSON_DECODE_ANY, NULL);
+
+		if (!v)
+			fail_msg("test document %zu is not JSON", i);
+		check_all_values(docs[i], v, path, 0);
+		json_decref(v);
+	}
+}
+
+/* --- loading ------------------------------------------------------------------------ */
+
+static void assert_empty(const struct policy *p)
+{
+	static const struct policy zero;
+
+	assert_memory_equal(p, &zero, sizeof(zero));
+}
+
+static void load_ok(struct policy *p, struct policy_diag *d, const char *json)
+{
+	memset(p, 0, sizeof(*p));
+	memset(d, 0, sizeof(*d));
+	if (policy_load_string(p, "t.json", json, &env, d))
+		fail_msg("unexpected error: %s", d->error);
+}
+
+static const struct policy_rule *rule(const struct policy *p, size_t i, enum rule_kind kind,
+				      enum rule_scope scope, const char *path)
+{
+	assert_true(i < p->nr_rules);
+	assert_int_equal(p->rules[i].kind, kind);
+	assert_int_equal(p->rules[i].scope, scope);
+	assert_string_equal(p->rules[i].path, path);
+	return &p->rules[i];
+}
+
+static void test_every_key(void **state)
+{
+	const char *json =
+		"{\n"
+		"  \"version\": 1,\n"
+		"  \"description\": \"all keys\",\n"
+		"  \"mode\": \"audit\",\n"
+		"  \"filesystem\": {\n"
+		"    \"denyRead\": [\"~/.ssh\"],\n"
+		"    \"allowRead\": [\"~/.ssh/known_hosts\"],\n"
+		"    \"allowWrite\": [\".\"],\n"
+		"    \"denyWrite\": [\"**/.env\"],\n"
+		"    \"allowGitConfig\": true\n"
+		"  },\n"
+		"  \"network\": {\n"
+		"    \"allowedDomains\": [\"github.com\", \"*.npmjs.org:443\"],\n"
+		"    \"deniedDomains\": [\"*\"],\n"
+		"    \"allowUnixSockets\": [\"~/agent.sock\"],\n"
+		"    \"allowAllUnixSockets\": true,\n"
+		"    \"allowLocalBinding\": true,\n"
+		"    \"allowAllDomains\": false,\n"
+		"    \"allow\": [\"10.0.0.0/8:443\", \"[2001:db8::/32]:8000-8999\"],\n"
+		"    \"deny\": [\"169.254.169.254\"],\n"
+		"    \"allowAbstractUnixSockets\": true,\n"
+		"    \"allowLoopback\": true\n"
+		"  },\n"
+		"  \"limits\": { \"memory\": \"1G\",  \"pids\": 100 }\n"
+		"}\n";
+	struct policy_diag d;
+	struct policy p;
+	const struct policy_rule *r;
+
+	(void)state;
+	load_ok(&p, &d, json);
+	assert_string_equal(p.name, "t.json");
+	assert_string_equal(p.description, "all keys");
+	assert_int_equal(p.mode, POLICY_AUDIT);
+	assert_true(p.allow_git_config);
+	assert_int_equal(p.nr_rules, 4);
+	r = rule(&p, 0, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.ssh");
+	assert_string_equal(r->text, "denyRead ~/.ssh");
+	assert_string_equal(r->origin, "t.json:6:18");
+	r = rule(&p, 1, RULE_ALLOW_READ, RULE_ABSOLUTE, HOME "/.ssh/known_hosts");
+	assert_string_equal(r->text, "allowRead ~/.ssh/known_hosts");
+	r = rule(&p, 2, RULE_ALLOW_WRITE, RULE_ABSOLUTE, CWD);
+	assert_string_equal(r->text, "allowWrite .");
+	assert_string_equal(r->origin, "t.json:8:20");
+	r = rule(&p, 3, RULE_DENY_WRITE, RULE_ANY_DEPTH, ".env");
+	assert_string_equal(r->text, "denyWrite **/.env");
+
+	assert_int_equal(p.net.nr_allowed_domains, 2);
+	assert_string_equal(p.net.allowed_domains[1], "*.npmjs.org:443");
+	assert_int_equal(p.net.nr_denied_domains, 1);
+	assert_string_equal(p.net.denied_domains[0], "*");
+	assert_int_equal(p.net.nr_allow_unix_sockets, 1);
+	assert_string_equal(p.net.allow_unix_sockets[0], HOME "/agent.sock");
+	assert_true(p.net.allow_all_unix_sockets);
+	assert_true(p.net.allow_local_binding);
+	assert_false(p.net.allow_all_domains);
+	assert_int_equal(p.net.nr_allow, 2);
+	assert_string_equal(p.net.allow[1], "[2001:db8::/32]:8000-8999");
+	assert_int_equal(p.net.nr_deny, 1);
+	assert_true(p.net.allow_abstract_unix_sockets);
+	assert_true(p.net.allow_loopback);
+	assert_string_equal(p.limits_json, "{\"memory\":\"1G\",\"pids\":100}");
+	assert_int_equal(d.nr_warnings, 0);
+	assert_string_equal(policy_rule_text(&p, 3), "denyWrite **/.env");
+	assert_null(policy_rule_text(&p, 4));
+	assert_null(policy_rule_text(&p, SBX_RULE_NONE));
+	policy_free(&p);
+	assert_empty(&p);
+}
+
+static void test_defaults(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, "{}");
+	assert_int_equal(p.mode, POLICY_ENFORCE);
+	assert_false(p.allow_git_config);
+	assert_int_equal(p.nr_rules, 0);
+	assert_null(p.description);
+	assert_null(p.limits_json);
+	policy_free(&p);
+	load_ok(&p, &d, "{\"mode\": \"enforce\", \"filesystem\": {}, \"network\": {}}");
+	assert_int_equal(p.mode, POLICY_ENFORCE);
+	policy_free(&p);
+}
+
+/* The call fails with exactly @want, and leaves the policy and the warnings as they were. */
+static void expect_error_env(const char *json, const struct policy_env *e, const char *want)
+{
+	struct policy_diag d = {};
+	struct policy p = {};
+
+	assert_int_equal(policy_load_string(&p, "t.json", json, e, &d), -EINVAL);
+	assert_string_equal(d.error, want);
+	assert_int_equal(d.nr_warnings, 0);
+	assert_empty(&p);
+}
+
+static void expect_error(const char *json, const char *want)
+{
+	expect_error_env(json, &env, want);
+}
+
+static void test_syntax_errors(void **state)
+{
+	(void)state;
+	expect_error("{\"filesystem\": {\"denyRead\": [\"a\",]}}",
+		     "t.json:1:34: invalid JSON: unexpected token near ']'");
+	expect_error("{\n  \"mode\": \"audit\",\n  \"mode\": \"enforce\"\n}",
+		     "t.json:3:8: invalid JSON: duplicate object key near '\"mode\"'");
+	expect_error("", "t.json:1:1: invalid JSON: '[' or '{' expected near end of file");
+	expect_error("[1]", "t.json:1:1: a policy is a JSON object, not an array");
+	/* jansson points at the last character of the token it stopped at. */
+	expect_error("  \"x\"", "t.json:1:5: invalid JSON: '[' or '{' expected near '\"x\"'");
+}
+
+static void test_unknown_keys(void **state)
+{
+	(void)state;
+	expect_error("{\n  \"filesystem\": {\n    \"denyRaed\": []\n  }\n}",
+		     "t.json:3:5: unknown key 'denyRaed' in 'filesystem' (did you mean 'denyRead'?)");
+	expect_error("{\"filesystme\": {}}",
+		     "t.json:1:2: unknown key 'filesystme' at the top level (did you mean 'filesystem'?)");
+	expect_error("{\"network\": {\"allowedDomain\": []}}",
+		     "t.json:1:14: unknown key 'allowedDomain' in 'network' (did you mean 'allowedDomains'?)");
+	expect_error("{\"network\": {\"httpproxyport\": 1}}",
+		     "t.json:1:14: unknown key 'httpproxyport' in 'network' (did you mean 'httpProxyPort'?)");
+	expect_error("{\"Mode\": \"audit\"}",
+		     "t.json:1:2: unknown key 'Mode' at the top level (did you mean 'mode'?)");
+	/* Columns count characters: "é" is one. */
+	expect_error("{\"description\": \"\xc3\xa9\", \"zzz\": 1}",
+		     "t.json:1:22: unknown key 'zzz' at the top level (known keys: version, "
+		     "description, mode, filesystem, network, limits, credentials)");
+	expect_error("{\"credentials\": {\"files\": [{\"path\": \"~/.netrc\", \"mdoe\": \"deny\"}]}}",
+		     "t.json:1:49: unknown key 'mdoe' in 'credentials.files[0]' (did you mean 'mode'?)");
+}
+
+static void test_type_errors(void **state)
+{
+	(void)state;
+	expect_error("{\"filesystem\": {\"denyRead\": \"~/.ssh\"}}",
+		     "t.json:1:29: 'filesystem.denyRead' must be an array of strings, not a string");
+	expect_error("{\"filesystem\": {\"denyRead\": [\"/a\", 3]}}",
+		     "t.json:1:36: 'filesystem.denyRead[1]' must be a string, not a number");
+	expect_error("{\"filesystem\": {\"allowWrite\": [\"\"]}}",
+		     "t.json:1:32: 'filesystem.allowWrite[0]' is an empty string");
+	expect_error("{\"filesystem\": {\"allowGitConfig\": \"yes\"}}",
+		     "t.json:1:35: 'filesystem.allowGitConfig' must be true or false, not a string");
+	expect_error("{\"filesystem\": []}", "t.json:1:16: 'filesystem' must be an object, not an array");
+	expect_error("{\"network\": {\"allowLoopback\": 1}}",
+		     "t.json:1:31: 'network.allowLoopback' must be true or false, not a number");
+	expect_error("{\"version\": 2}",
+		     "t.json:1:13: 'version' 2 is not supported (this sbx-bpf reads version 1)");
+	expect_error("{\"version\": \"1\"}", "t.json:1:13: 'version' must be the integer 1, not a string");
+	expect_error("{\"mode\": \"strict\"}",
+		     "t.json:1:10: 'mode' must be \"enforce\" or \"audit\", not \"strict\"");
+	expect_error("{\"mode\": null}", "t.json:1:10: 'mode' must be \"enforce\" or \"audit\", not null");
+	expect_error("{\"limits\": []}", "t.json:1:12: 'limits' must be an object, not an array");
+	expect_error("{\"description\": 5}", "t.json:1:17: 'description' must be a string, not a number");
+	expect_error("{\"credentials\": {\"files\": [{\"path\": \"~/.netrc\"}]}}",
+		     "t.json:1:28: 'credentials.files[0]' needs both \"path\" and \"mode\"");
+	expect_error("{\"credentials\": {\"files\": [{\"path\": \"~/.netrc\", \"mode\": \"hide\"}]}}",
+		     "t.json:1:57: 'credentials.files[0].mode' must be \"deny\" or \"mask\", not \"hide\"");
+	expect_error("{\"credentials\": {\"files\": [\"~/.netrc\"]}}",
+		     "t.json:1:28: 'credentials.files[0]' must be an object, not a string");
+}
+
+/* The first element of filesystem.denyRead in a document, for pattern tests. */
+static void expect_pattern_error(const char *pat, const char *why)
+{
+	char json[512], want[1024];
+
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"denyRead\": [\"%s\"]}}", pat);
+	snprintf(want, sizeof(want), "t.json:1:30: '%s': %s", pat, why);
+	expect_error(json, want);
+}
+
+#define GLOB_HELP "(only a leading '**/' and a trailing '/**' are supported)"
+
+static void test_patterns_rejected(void **state)
+{
+	(void)state;
+	expect_pattern_error("src/*.js", "unsupported glob '*' " GLOB_HELP);
+	expect_pattern_error("/a/**/b", "unsupported glob '*' " GLOB_HELP);
+	expect_pattern_error("**", "unsupported glob '*' " GLOB_HELP);
+	expect_pattern_error("*", "unsupported glob '*' " GLOB_HELP);
+	expect_pattern_error("/etc/passwd?", "unsupported glob '?' " GLOB_HELP);
+	expect_pattern_error("/a/[ab]", "unsupported glob '[' " GLOB_HELP);
+	expect_pattern_error("/a/b]", "unsupported glob ']' " GLOB_HELP);
+	expect_pattern_error("/a/{b,c}", "unsupported glob '{' " GLOB_HELP);
+	expect_pattern_error("~/x/**/**", "unsupported glob '*' " GLOB_HELP);
+	expect_pattern_error("**/*.pem", "unsupported glob '*' " GLOB_HELP);
+	expect_pattern_error("**/a/**/b", "unsupported glob '*' " GLOB_HELP);
+	expect_pattern_error("**/", "'**/' must be followed by a name");
+	expect_pattern_error("**/**", "unsupported glob '*' " GLOB_HELP);
+	expect_pattern_error("**/a//b", "component '' is not allowed after '**/'");
+	expect_pattern_error("**/a/../b", "component '..' is not allowed after '**/'");
+	expect_pattern_error("**/./a", "component '.' is not allowed after '**/'");
+	expect_pattern_error("**/a/b/c/d/e", "at most 4 components after '**/'");
+	expect_pattern_error("~root/x", "'~USER' is not supported; write the path out");
+	expect_pattern_error("~x", "'~USER' is not supported; write the path out");
+}
+
+static void test_glob_error_position(void **state)
+{
+	(void)state;
+	expect_error("{\n"
+		     "  \"filesystem\": {\n"
+		     "    \"denyRead\": [\n"
+		     "      \"~/.ssh\",\n"
+		     "      \"src/*.js\"\n"
+		     "    ]\n"
+		     "  }\n"
+		     "}\n",
+		     "t.json:5:7: 'src/*.js': unsupported glob '*' " GLOB_HELP);
+}
+
+/* One pattern through a whole document; returns the compiled rule's path and scope. */
+static void expect_pattern(const char *pat, enum rule_scope scope, const char *path)
+{
+	char json[512];
+	struct policy_diag d;
+	struct policy p;
+
+	snprintf(json, sizeof(json), "{\"filesystem\": {\"denyRead\": [\"%s\"]}}", pat);
+	load_ok(&p, &d, json);
+	assert_int_equal(p.nr_rules, 1);
+	rule(&p, 0, RULE_DENY_READ, scope, path);
+	policy_free(&p);
+}
+
+static void test_patterns_accepted(void **state)
+{
+	(void)state;
+	expect_pattern("/nonexistent-sbx/a", RULE_ABSOLUTE, "/nonexistent-sbx/a");
+	expect_pattern("/nonexistent-sbx/a/", RULE_ABSOLUTE, "/nonexistent-sbx/a");
+	expect_pattern("/nonexistent-sbx/a/./b/../c", RULE_ABSOLUTE, "/nonexistent-sbx/a/c");
+	expect_pattern("/", RULE_ABSOLUTE, "/");
+	/* A trailing "/" "**" is the directory itself. */
+	expect_pattern("/nonexistent-sbx/a/**", RULE_ABSOLUTE, "/nonexistent-sbx/a");
+	expect_pattern("/**", RULE_ABSOLUTE, "/");
+	expect_pattern("~/**", RULE_ABSOLUTE, HOME);
+	expect_pattern("./**", RULE_ABSOLUTE, CWD);
+	expect_pattern("src/**", RULE_ABSOLUTE, CWD "/src");
+	/* Any depth. */
+	expect_pattern("**/.env", RULE_ANY_DEPTH, ".env");
+	expect_pattern("**/.git/hooks", RULE_ANY_DEPTH, ".git/hooks");
+	expect_pattern("**/node_modules/**", RULE_ANY_DEPTH, "node_modules");
+	expect_pattern("**/a/b/c/d", RULE_ANY_DEPTH, "a/b/c/d");
+	expect_pattern("**/a/b/c/d/**", RULE_ANY_DEPTH, "a/b/c/d");
+	expect_pattern("**/secrets/", RULE_ANY_DEPTH, "secrets");
+	/* Home and relative paths. */
+	expect_pattern("~", RULE_ABSOLUTE, HOME);
+	expect_pattern("~/", RULE_ABSOLUTE, HOME);
+	expect_pattern("~/.ssh/../.aws", RULE_ABSOLUTE, HOME "/.aws");
+	expect_pattern(".", RULE_ABSOLUTE, CWD);
+	expect_pattern("src/", RULE_ABSOLUTE, CWD "/src");
+	expect_pattern("../other", RULE_ABSOLUTE, "/nonexistent-sbx/other");
+	expect_pattern("a~b", RULE_ABSOLUTE, CWD "/a~b");
+}
+
+static void test_relative_needs_cwd(void **state)
+{
+	const struct policy_env no_cwd = { .home = HOME }, no_home = { .cwd = CWD },
+				rel_home = { .home = "home", .cwd = CWD };
+
+	(void)state;
+	expect_error_env("{\"filesystem\": {\"allowWrite\": [\"src\"]}}", &no_cwd,
+			 "t.json:1:32: 'src': relative path, but no working directory is known");
+	expect_error_env("{\"filesystem\": {\"allowWrite\": [\"~/x\"]}}", &no_home,
+			 "t.json:1:32: '~/x': no home directory is known for '~'");
+	expect_error_env("{\"filesystem\": {\"allowWrite\": [\"~/x\"]}}", &rel_home,
+			 "t.json:1:32: '~/x': no home directory is known for '~'");
+	expect_error_env("{\"filesystem\": {\"allowWrite\": [\"~/x\"]}}", NULL,
+			 "t.json:1:32: '~/x': no home directory is known for '~'");
+}
+
+/* A rule through a symlinked directory lands on the real one; so does ~ and the cwd. */
+static void test_symlinked_rules(void **state)
+{
+	const char *json = "{\"filesystem\": {\"denyRead\": [\"~/secret\", \"x/y\", \"%s/z\"]}}";
+	char doc[PATH_MAX * 2], want[PATH_MAX];
+	struct policy_env e;
+	struct policy_diag d = {};
+	struct policy p = {};
+	struct tmp t;
+
+	(void)state;
+	make_tmp(&t);
+	e.home = t.link;
+	e.cwd = t.link;
+	snprintf(doc, sizeof(doc), json, t.link);
+	assert_int_equal(policy_load_string(&p, "t.json", doc, &e, &d), 0);
+	assert_int_equal(p.nr_rules, 3);
+	snprintf(want, sizeof(want), "%s/secret", t.real);
+	assert_string_equal(p.rules[0].path, want);
+	snprintf(want, sizeof(want), "%s/x/y", t.real);
+	assert_string_equal(p.rules[1].path, want);
+	snprintf(want, sizeof(want), "%s/z", t.real);
+	assert_string_equal(p.rules[2].path, want);
+	/* The text keeps what was written, the link. */
+	snprintf(want, sizeof(want), "denyRead %s/z", t.link);
+	assert_string_equal(p.rules[2].text, want);
+	policy_free(&p);
+	cleanup_tmp(&t);
+}
+
+/* /dev/stdout and /dev/fd/N are what the descriptor is open on; pipes are not paths. */
+static void test_stdio_paths(void **state)
+{
+	char pat[64], file[] = "/tmp/sbx-unit-fd-XXXXXX", real[PATH_MAX], target[PATH_MAX];
+	struct policy_diag d = {};
+	struct policy p = {};
+	int fds[2], fd;
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	snprintf(pat, sizeof(pat), "/proc/self/fd/%d", fds[1]);
+	assert_int_equal(policy_add_rule(&p, RULE_ALLOW_WRITE, pat, "--allow-write", &env, &d), 0);
+	snprintf(pat, sizeof(pat), "/dev/fd/%d", fds[0]);
+	assert_int_equal(policy_add_rule(&p, RULE_ALLOW_WRITE, pat, "--allow-write", &env, &d), 0);
+	assert_int_equal(p.nr_rules, 0);
+	/* Not open: nothing to judge either. */
+	assert_int_equal(policy_add_rule(&p, RULE_ALLOW_WRITE, "/dev/fd/987", "--allow-write", &env, &d), 0);
+	assert_int_equal(p.nr_rules, 0);
+
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	assert_non_null(realpath(file, real));
+	snprintf(pat, sizeof(pat), "/dev/fd/%d", fd);
+	assert_int_equal(policy_add_rule(&p, RULE_ALLOW_WRITE, pat, "--allow-write", &env, &d), 0);
+	assert_int_equal(p.nr_rules, 1);
+	assert_string_equal(p.rules[0].path, real);
+	assert_true(!strcmp(p.rules[0].text, "allowWrite /dev/fd/") ||
+		    !strncmp(p.rules[0].text + strlen("allowWrite "), pat, strlen(pat)));
+
+	/* /dev/stdout: whatever fd 1 of this process is. */
+	n = readlink("/proc/self/fd/1", target, sizeof(target) - 1);
+	assert_int_equal(policy_add_rule(&p, RULE_ALLOW_WRITE, "/dev/stdout", "--allow-write", &env, &d), 0);
+	if (n > 0 && (target[n] = '\0', target[0] == '/')) {
+		assert_int_equal(p.nr_rules, 2);
+		assert_string_equal(p.rules[1].path, target);
+		assert_string_equal(p.rules[1].text, "allowWrite /dev/stdout");
+	} else {
+		assert_int_equal(p.nr_rules, 1);
+	}
+	policy_free(&p);
+	close(fd);
+	unlink(file);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void test_add_rule(void **state)
+{
+	struct policy_diag d = {};
+	struct policy p = {};
+
+	(void)state;
+	assert_int_equal(policy_add_rule(&p, RULE_DENY_READ, "~/.ssh", "--deny-read", &env, &d), 0);
+	assert_int_equal(policy_add_rule(&p, RULE_ALLOW_READ, "**/public", "--allow-read", &env, &d), 0);
+	assert_int_equal(p.nr_rules, 2);
+	assert_string_equal(rule(&p, 0, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.ssh")->text,
+			    "denyRead ~/.ssh");
+	assert_string_equal(p.rules[0].origin, "--deny-read");
+	rule(&p, 1, RULE_ALLOW_READ, RULE_ANY_DEPTH, "public");
+	assert_string_equal(p.rules[1].text, "allowRead **/public");
+
+	/* Errors leave the policy as it was. */
+	assert_int_equal(policy_add_rule(&p, RULE_DENY_READ, "src/*.c", "--deny-read", &env, &d), -EINVAL);
+	assert_string_equal(d.error, "--deny-read: 'src/*.c': unsupported glob '*' " GLOB_HELP);
+	assert_int_equal(policy_add_rule(&p, RULE_DENY_READ, "", "--deny-read", &env, &d), -EINVAL);
+	assert_string_equal(d.error, "--deny-read: empty path");
+	assert_int_equal(policy_add_rule(&p, RULE_MANDATORY, "/x", "--x", &env, &d), -EINVAL);
+	assert_int_equal(policy_add_rule(&p, RULE_DENY_READ, "/x", "--deny-read", &env, NULL), 0);
+	assert_int_equal(p.nr_rules, 3);
+	policy_free(&p);
+}
+
+static void test_network_values(void **state)
+{
+	static const char *const good_domains[] = {
+		"example.com", "*.example.com", "a.b.example.com:8443", "localhost", "localhost:3000",
+		"[::1]", "[2001:db8::1]:443", "10.1.2.3", "my_host.internal",
+	};
+	static const char *const good_cidrs[] = {
+		"10.0.0.0/8", "10.1.2.3", "0.0.0.0/0", "192.168.1.0/24:443", "10.0.0.0/8:8000-8999",
+		"2001:db8::/32", "::1", "[2001:db8::/32]:443", "[::/0]:1-65535", "[fe80::1]",
+	};
+	char json[256];
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good_domains) / sizeof(good_domains[0]); i++) {
+		snprintf(json, sizeof(json), "{\"network\": {\"allowedDomains\": [\"%s\"]}}", good_domains[i]);
+		load_ok(&p, &d, json);
+		policy_free(&p);
+	}
+	for (size_t i = 0; i < sizeof(good_cidrs) / sizeof(good_cidrs[0]); i++) {
+		snprintf(json, sizeof(json), "{\"network\": {\"deny\": [\"%s\"]}}", good_cidrs[i]);
+		load_ok(&p, &d, json);
+		assert_string_equal(p.net.deny[0], good_cidrs[i]);
+		policy_free(&p);
+	}
+	load_ok(&p, &d, "{\"network\": {\"deniedDomains\": [\"*\", \"*:22\"]}}");
+	policy_free(&p);
+}
+
+#define DOMAIN_HELP "is not a domain pattern: use 'example.com' or '*.example.com', optionally with ':PORT'"
+
+static void expect_domain_error(const char *key, const char *dom)
+{
+	char json[256], want[512];
+	bool denied = !strcmp(key, "deniedDomains");
+
+	snprintf(json, sizeof(json), "{\"network\": {\"%s\": [\"%s\"]}}", key, dom);
+	snprintf(want, sizeof(want), "t.json:1:%d: '%s' " DOMAIN_HELP "%s; '*.com'%s is too broad",
+		 (int)(strlen(key) + 19), dom, denied ? ", or '*'" : "", denied ? "" : " or '*'");
+	expect_error(json, want);
+}
+
+static void expect_cidr_error(const char *cidr, const char *why)
+{
+	char json[256], want[512];
+
+	snprintf(json, sizeof(json), "{\"network\": {\"allow\": [\"%s\"]}}", cidr);
+	snprintf(want, sizeof(want), "t.json:1:24: '%s': %s", cidr, why);
+	expect_error(json, want);
+}
+
+static void test_network_errors(void **state)
+{
+	(void)state;
+	expect_domain_error("allowedDomains", "*");
+	expect_domain_error("allowedDomains", "*.com");
+	expect_domain_error("allowedDomains", "*:443");
+	expect_domain_error("allowedDomains", "com");
+	expect_domain_error("allowedDomains", "https://example.com");
+	expect_domain_error("allowedDomains", "example.com/path");
+	expect_domain_error("allowedDomains", "example.com:0");
+	expect_domain_error("allowedDomains", "example.com:65536");
+	expect_domain_error("allowedDomains", "2001:db8::1");
+	expect_domain_error("allowedDomains", "[not-v6]");
+	expect_domain_error("allowedDomains", "a..example.com");
+	expect_domain_error("allowedDomains", ".example.com");
+	expect_domain_error("allowedDomains", "*.*.example.com");
+	expect_domain_error("allowedDomains", "ex ample.com");
+	expect_domain_error("deniedDomains", "*.com");
+	expect_domain_error("deniedDomains", "**");
+	expect_error("{\"network\": {\"allowedDomains\": \"github.com\"}}",
+		     "t.json:1:32: 'network.allowedDomains' must be an array of strings, not a string");
+
+	expect_cidr_error("10.0.0.1/8", "address bits set beyond the /8 prefix (did you mean '10.0.0.0/8'?)");
+	expect_cidr_error("2001:db8::1/32",
+			  "address bits set beyond the /32 prefix (did you mean '2001:db8::/32'?)");
+	expect_cidr_error("10.0.0.0/33", "prefix length must be 0-32");
+	expect_cidr_error("10.0.0.0/", "prefix length must be 0-32");
+	expect_cidr_error("::/129", "prefix length must be 0-128");
+	expect_cidr_error("10.0.0.256", "'10.0.0.256' is not an IPv4 address");
+	expect_cidr_error("example.com", "'example.com' is not an IPv4 address");
+	expect_cidr_error("10.0.0.0/8:0", "bad port '0' (1-65535, or LO-HI)");
+	expect_cidr_error("10.0.0.0/8:9-8", "bad port '9-8' (1-65535, or LO-HI)");
+	expect_cidr_error("10.0.0.0/8:http", "bad port 'http' (1-65535, or LO-HI)");
+	expect_cidr_error("[10.0.0.0/8]:443",
+			  "not CIDR[:PORT] (IPv6 with a port is written '[2001:db8::/32]:443')");
+	expect_cidr_error("[2001:db8::/32]443",
+			  "not CIDR[:PORT] (IPv6 with a port is written '[2001:db8::/32]:443')");
+	expect_cidr_error("2001:db8::/32:443", "prefix length must be 0-128");
+}
+
+static void test_credentials(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, "{\"credentials\": {\"files\": [{\"path\": \"~/.netrc\", \"mode\": \"deny\"},\n"
+			" {\"mode\": \"mask\", \"path\": \"~/.config/gh/hosts.yml\"}]}}");
+	assert_int_equal(p.nr_rules, 2);
+	assert_string_equal(rule(&p, 0, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.netrc")->origin,
+			    "t.json:1:37");
+	rule(&p, 1, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.config/gh/hosts.yml");
+	assert_int_equal(d.nr_warnings, 1);
+	assert_string_equal(d.warnings[0], "t.json:2:11: 'credentials.files[1].mode' \"mask\" is "
+			    "enforced as \"deny\" (sbx-bpf cannot mask file contents)");
+	policy_free(&p);
+}
+
+static void test_srt_only_keys_warn(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, "{\n  \"network\": {\"httpProxyPort\": 8080, \"socksProxyPort\": 1080},\n"
+			"  \"filesystem\": {\"disabled\": false},\n  \"allowPty\": true\n}");
+	assert_int_equal(d.nr_warnings, 4);
+	assert_string_equal(d.warnings[0], "t.json:2:15: ignoring 'network.httpProxyPort' "
+			    "(sandbox-runtime setting with no meaning for sbx-bpf)");
+	assert_string_equal(d.warnings[1], "t.json:2:38: ignoring 'network.socksProxyPort' "
+			    "(sandbox-runtime setting with no meaning for sbx-bpf)");
+	assert_string_equal(d.warnings[2], "t.json:3:18: ignoring 'filesystem.disabled' "
+			    "(sandbox-runtime setting with no meaning for sbx-bpf)");
+	assert_string_equal(d.warnings[3], "t.json:4:3: ignoring 'allowPty' "
+			    "(sandbox-runtime setting with no meaning for sbx-bpf)");
+	policy_free(&p);
+}
+
+/* More warnings than fit are counted, not lost silently. */
+static void test_warning_overflow(void **state)
+{
+	char json[4096];
+	struct policy_diag d;
+	struct policy p;
+	size_t len;
+
+	(void)state;
+	len = snprintf(json, sizeof(json), "{\"credentials\": {\"files\": [");
+	for (int i = 0; i < POLICY_DIAG_MAX + 3; i++)
+		len += snprintf(json + len, sizeof(json) - len,
+				"%s{\"path\": \"/nonexistent-sbx/%d\", \"mode\": \"deny\", \"decode\": \"jwt\"}",
+				i ? ", " : "", i);
+	snprintf(json + len, sizeof(json) - len, "]}}");
+	load_ok(&p, &d, json);
+	assert_int_equal(p.nr_rules, POLICY_DIAG_MAX + 3);
+	assert_int_equal(d.nr_warnings, POLICY_DIAG_MAX);
+	assert_int_equal(d.nr_warnings_dropped, 3);
+	policy_free(&p);
+}
+
+/* An error drops the warnings the failed load produced too. */
+static void test_error_applies_nothing(void **state)
+{
+	struct policy_diag d = {};
+	struct policy p = {};
+
+	(void)state;
+	assert_int_equal(policy_load_string(&p, "t.json",
+		"{\"allowPty\": true, \"filesystem\": {\"denyRead\": [\"~/.ssh\", \"~/.aws\"],"
+		" \"allowWrite\": [\"/a/*\"]}, \"network\": {\"allowedDomains\": [\"x.org\"]}}",
+		&env, &d), -EINVAL);
+	assert_empty(&p);
+	assert_int_equal(d.nr_warnings, 0);
+	assert_string_equal(d.error, "t.json:1:84: '/a/*': unsupported glob '*' " GLOB_HELP);
+}
+
+static void test_mandatory(void **state)
+{
+	static const char *const names[] = {
+		".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
+		".profile", ".ripgreprc", ".mcp.json", ".git/hooks", ".git/config", ".vscode", ".idea",
+		".claude/commands", ".claude/agents",
+	};
+	const size_t n = sizeof(names) / sizeof(names[0]);
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, "{\"filesystem\": {\"allowWrite\": [\".\"]}}");
+	assert_int_equal(policy_add_mandatory(&p), 0);
+	assert_int_equal(policy_add_mandatory(&p), 0);	/* idempotent */
+	assert_int_equal(p.nr_rules, 1 + n);
+	for (size_t i = 0; i < n; i++) {
+		const struct policy_rule *r = rule(&p, 1 + i, RULE_MANDATORY, RULE_ANY_DEPTH, names[i]);
+		char text[64];
+
+		snprintf(text, sizeof(text), "mandatory: %s", names[i]);
+		assert_string_equal(r->text, text);
+		assert_string_equal(r->origin, "built-in");
+	}
+	policy_free(&p);
+
+	load_ok(&p, &d, "{\"filesystem\": {\"allowGitConfig\": true}}");
+	assert_int_equal(policy_add_mandatory(&p), 0);
+	assert_int_equal(p.nr_rules, n - 1);
+	for (size_t i = 0; i < p.nr_rules; i++)
+		assert_string_not_equal(p.rules[i].path, ".git/config");
+	assert_string_equal(p.rules[9].path, ".git/hooks");
+	policy_free(&p);
+}
+
+static void test_env_default(void **state)
+{
+	char home[PATH_MAX], cwd[PATH_MAX], here[PATH_MAX], *old_home = getenv("HOME");
+	char saved_home[PATH_MAX];
+	struct policy_env e;
+	struct passwd *pw;
+
+	(void)state;
+	snprintf(saved_home, sizeof(saved_home), "%s", old_home ? old_home : "");
+	assert_non_null(getcwd(here, sizeof(here)));
+
+	setenv("SUDO_USER", "root", 1);
+	setenv("HOME", "/nonexistent-sbx-home/from-env", 1);
+	assert_int_equal(policy_env_default(&e, home, sizeof(home), cwd, sizeof(cwd)), 0);
+	assert_string_equal(e.cwd, here);
+	if (geteuid() == 0) {
+		pw = getpwnam("root");
+		assert_non_null(pw);
+		assert_string_equal(e.home, pw->pw_dir);
+	} else {
+		assert_string_equal(e.home, "/nonexistent-sbx-home/from-env");
+	}
+
+	unsetenv("SUDO_USER");
+	assert_int_equal(policy_env_default(&e, home, sizeof(home), cwd, sizeof(cwd)), 0);
+	assert_string_equal(e.home, "/nonexistent-sbx-home/from-env");
+
+	/* A relative or missing $HOME: the password database. */
+	setenv("HOME", "relative", 1);
+	pw = getpwuid(getuid());
+	assert_int_equal(policy_env_default(&e, home, sizeof(home), cwd, sizeof(cwd)), 0);
+	if (pw)
+		assert_string_equal(e.home, pw->pw_dir);
+	unsetenv("HOME");
+	assert_int_equal(policy_env_default(&e, home, sizeof(home), cwd, sizeof(cwd)), 0);
+	if (pw)
+		assert_string_equal(e.home, pw->pw_dir);
+	setenv("HOME", "/nonexistent-sbx-home/from-env", 1);
+	assert_int_equal(policy_env_default(&e, home, 2, cwd, sizeof(cwd)), -ENAMETOOLONG);
+
+	if (saved_home[0])
+		setenv("HOME", saved_home, 1);
+}
+
+static void test_presets(void **state)
+{
+	struct policy_diag d = {};
+	struct policy p = {};
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; policy_preset_name(i); i++, n++) {
+		memset(&p, 0, sizeof(p));
+		if (policy_load_preset(&p, policy_preset_name(i), &env, &d))
+			fail_msg("preset %s: %s", policy_preset_name(i), d.error);
+		assert_string_equal(p.name, policy_preset_name(i));
+		assert_non_null(p.description);
+		assert_int_equal(p.mode, POLICY_ENFORCE);
+		assert_true(p.nr_rules > 5);
+		assert_int_equal(d.nr_warnings, 0);
+		/* Every preset keeps ~/.ssh unreadable and lets the agent write its working dir. */
+		assert_int_equal(policy_add_mandatory(&p), 0);
+		policy_free(&p);
+	}
+	assert_int_equal(n, 4);
+	assert_null(policy_preset_name(4));
+
+	assert_int_equal(policy_load(&p, NULL, &env, &d), 0);	/* no file: agent-default */
+	assert_string_equal(p.name, "agent-default");
+	rule(&p, 0, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.ssh");
+	assert_string_equal(p.rules[0].text, "denyRead ~/.ssh");
+	assert_string_equal(p.rules[0].origin, "agent-default:7:7");
+	assert_int_equal(p.net.nr_allowed_domains, 0);
+	policy_free(&p);
+
+	assert_int_equal(policy_load_preset(&p, "training", &env, &d), 0);
+	assert_int_equal(p.net.nr_allowed_domains, 0);
+	policy_free(&p);
+	assert_int_equal(policy_load_preset(&p, "standard", &env, &d), 0);
+	assert_true(p.net.nr_allowed_domains > 0);
+	policy_free(&p);
+
+	assert_int_equal(policy_load_preset(&p, "lax", &env, &d), -ENOENT);
+	assert_string_equal(d.error, "unknown preset 'lax' (one of: agent-default, training, "
+			    "restricted, standard)");
+	assert_empty(&p);
+}
+
+/* Does every preset contain @kind @text? */
+static bool preset_has(const char *preset, enum rule_kind kind, const char *text)
+{
+	struct policy_diag d = {};
+	struct policy p = {};
+	bool found = false;
+
+	assert_int_equal(policy_load_preset(&p, preset, &env, &d), 0);
+	for (size_t i = 0; i < p.nr_rules; i++)
+		found |= p.rules[i].kind == kind && !strcmp(p.rules[i].text, text);
+	policy_free(&p);
+	return found;
+}
+
+static void test_preset_contents(void **state)
+{
+	(void)state;
+	for (size_t i = 0; policy_preset_name(i); i++) {
+		const char *name = policy_preset_name(i);
+		bool training = !strcmp(name, "training");
+
+		assert_true(preset_has(name, RULE_ALLOW_WRITE, "allowWrite ."));
+		assert_true(preset_has(name, RULE_ALLOW_WRITE, "allowWrite /tmp"));
+		assert_true(preset_has(name, RULE_DENY_READ, "denyRead /etc/shadow"));
+		assert_true(preset_has(name, RULE_DENY_READ, training ? "denyRead ~" : "denyRead ~/.ssh"));
+		assert_true(preset_has(name, RULE_DENY_READ, training ? "denyRead /home" : "denyRead ~/.aws"));
+	}
+	assert_true(preset_has("training", RULE_ALLOW_READ, "allowRead ."));
+	assert_true(preset_has("restricted", RULE_DENY_READ, "denyRead **/.env"));
+	assert_true(preset_has("agent-default", RULE_ALLOW_WRITE, "allowWrite /var/tmp"));
+	assert_false(preset_has("training", RULE_ALLOW_WRITE, "allowWrite /var/tmp"));
+	assert_true(preset_has("standard", RULE_ALLOW_WRITE, "allowWrite ~/.cache"));
+}
+
+static void test_srt_settings_file(void **state)
+{
+	static const char *const warnings[] = {
+		"12:5: ignoring 'network.deniedDomainReasons'",
+		"15:5: ignoring 'network.strictAllowlist'",
+		"19:5: ignoring 'network.httpProxyPort'",
+		"20:5: ignoring 'network.mitmProxy'",
+		"24:5: ignoring 'network.parentProxy'",
+		"36:59: ignoring 'credentials.files[1].extract'",
+		"36:51: 'credentials.files[1].mode' \"mask\" is enforced as \"deny\"",
+		"38:5: ignoring 'credentials.envVars'",
+		"40:3: ignoring 'ignoreViolations'",
+		"44:3: ignoring 'enableWeakerNestedSandbox'",
+		"45:3: ignoring 'ripgrep'",
+		"46:3: ignoring 'mandatoryDenySearchDepth'",
+		"47:3: ignoring 'allowPty'",
+		"48:3: ignoring 'seccomp'",
+	};
+	const char *file = SBX_SRCDIR "/tests/unit/data/srt-settings.json";
+	char sock[PATH_MAX] = "/var/run/docker.sock", tmp[PATH_MAX] = "/tmp", want[PATH_MAX];
+	struct policy_diag d = {};
+	struct policy p = {};
+
+	(void)state;
+	if (policy_load(&p, file, &env, &d))
+		fail_msg("%s", d.error);
+	assert_string_equal(p.name, file);
+	assert_int_equal(d.nr_warnings, sizeof(warnings) / sizeof(warnings[0]));
+	for (size_t i = 0; i < d.nr_warnings; i++) {
+		snprintf(want, sizeof(want), "%s:%s", file, warnings[i]);
+		if (strncmp(d.warnings[i], want, strlen(want)))
+			fail_msg("warning %zu: got '%s', want '%s…'", i, d.warnings[i], want);
+	}
+	assert_true(p.allow_git_config);
+	assert_int_equal(p.nr_rules, 11);
+	rule(&p, 0, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.ssh");
+	rule(&p, 1, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.aws/credentials");
+	rule(&p, 2, RULE_DENY_READ, RULE_ANY_DEPTH, ".env");
+	rule(&p, 3, RULE_ALLOW_READ, RULE_ABSOLUTE, HOME "/.ssh/known_hosts");
+	rule(&p, 4, RULE_ALLOW_WRITE, RULE_ABSOLUTE, CWD);
+	rule(&p, 5, RULE_ALLOW_WRITE, RULE_ABSOLUTE, CWD "/src");
+	assert_int_equal(path_resolve(tmp, sizeof(tmp)), 0);
+	rule(&p, 6, RULE_ALLOW_WRITE, RULE_ABSOLUTE, tmp);
+	rule(&p, 7, RULE_DENY_WRITE, RULE_ABSOLUTE, CWD "/.env");
+	rule(&p, 8, RULE_DENY_WRITE, RULE_ABSOLUTE, CWD "/config/production.json");
+	rule(&p, 9, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.netrc");
+	rule(&p, 10, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.config/gh/hosts.yml");
+	snprintf(want, sizeof(want), "%s:27:18", file);
+	assert_string_equal(p.rules[0].origin, want);
+
+	assert_int_equal(p.net.nr_allowed_domains, 6);
+	assert_string_equal(p.net.allowed_domains[4], "[2001:db8::10]:8443");
+	assert_int_equal(p.net.nr_denied_domains, 2);
+	assert_int_equal(path_resolve(sock, sizeof(sock)), 0);
+	assert_int_equal(p.net.nr_allow_unix_sockets, 1);
+	assert_string_equal(p.net.allow_unix_sockets[0], sock);
+	assert_true(p.net.allow_local_binding);
+	assert_false(p.net.allow_all_unix_sockets);
+	policy_free(&p);
+}
+
+static void test_load_file_errors(void **state)
+{
+	char file[] = "/tmp/sbx-unit-policy-XXXXXX", want[256];
+	struct policy_diag d = {};
+	struct policy p = {};
+	int fd;
+
+	(void)state;
+	assert_int_equal(policy_load(&p, "/nonexistent-sbx/p.json", &env, &d), -ENOENT);
+	assert_string_equal(d.error, "/nonexistent-sbx/p.json: No such file or directory");
+	assert_empty(&p);
+
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "{\n  \"mode\": \"audit\",\n  \"bogus\": 1\n}\n", 36), 36);
+	close(fd);
+	assert_int_equal(policy_load(&p, file, &env, &d), -EINVAL);
+	snprintf(want, sizeof(want), "%s:3:3: unknown key 'bogus' at the top level", file);
+	assert_true(!strncmp(d.error, want, strlen(want)));
+	assert_empty(&p);
+
+	fd = open(file, O_WRONLY | O_TRUNC);
+	assert_int_equal(write(fd, "{}\0{}", 5), 5);
+	close(fd);
+	assert_int_equal(policy_load(&p, file, &env, &d), -EINVAL);
+	snprintf(want, sizeof(want), "%s: contains a NUL byte", file);
+	assert_string_equal(d.error, want);
+	unlink(file);
+}
+
+static void test_to_json(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+	json_t *doc, *r;
+	char *s;
+
+	(void)state;
+	load_ok(&p, &d, "{\"description\": \"x\", \"filesystem\": {\"denyRead\": [\"~/.ssh\"]},"
+			" \"network\": {\"allowedDomains\": [\"github.com\"], \"allowLoopback\": true},"
+			" \"limits\": {\"pids\": 10}}");
+	assert_int_equal(policy_add_mandatory(&p), 0);
+	s = policy_to_json(&p);
+	assert_non_null(s);
+	doc = json_loads(s, 0, NULL);
+	free(s);
+	assert_non_null(doc);
+	assert_string_equal(json_string_value(json_object_get(doc, "name")), "t.json");
+	assert_string_equal(json_string_value(json_object_get(doc, "mode")), "enforce");
+	assert_int_equal(json_array_size(json_object_get(doc, "rules")), p.nr_rules);
+	r = json_array_get(json_object_get(doc, "rules"), 0);
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "kind")), "denyRead");
+	assert_string_equal(json_string_value(json_object_get(r, "scope")), "absolute");
+	assert_string_equal(json_string_value(json_object_get(r, "path")), HOME "/.ssh");
+	assert_string_equal(json_string_value(json_object_get(r, "text")), "denyRead ~/.ssh");
+	assert_string_equal(json_string_value(json_object_get(r, "origin")), "t.json:1:50");
+	r = json_array_get(json_object_get(doc, "rules"), 1);
+	assert_string_equal(json_string_value(json_object_get(r, "scope")), "any-depth");
+	assert_string_equal(json_string_value(json_object_get(r, "kind")), "mandatory");
+	r = json_object_get(doc, "network");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(r, "allowedDomains"), 0)),
+			    "github.com");
+	assert_true(json_is_true(json_object_get(r, "allowLoopback")));
+	assert_true(json_is_false(json_object_get(r, "allowLocalBinding")));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "limits"), "pids")), 10);
+	json_decref(doc);
+	policy_free(&p);
+}
+
+static void test_print(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+	char *buf = NULL;
+	size_t sz = 0;
+	FILE *f;
+
+	(void)state;
+	load_ok(&p, &d, "{\"mode\": \"audit\", \"filesystem\": {\"denyRead\": [\"**/.env\"]}}");
+	f = open_memstream(&buf, &sz);
+	policy_print(&p, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "policy t.json (audit)\n"));
+	assert_non_null(strstr(buf, "denyRead   any-depth .env"));
+	assert_non_null(strstr(buf, "denyRead **/.env  [t.json:1:47]"));
+	assert_non_null(strstr(buf, "allowedDomains           (none)"));
+	free(buf);
+	policy_free(&p);
 }
 
 int main(void)
@@ -110,8 +1100,34 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_resolve_symlinked_prefix),
-		cmocka_unit_test(test_policy_rules),
-		cmocka_unit_test(test_fs_key),
+		cmocka_unit_test(test_jloc),
+		cmocka_unit_test(test_jloc_every_value),
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_syntax_errors),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_type_errors),
+		cmocka_unit_test(test_patterns_rejected),
+		cmocka_unit_test(test_glob_error_position),
+		cmocka_unit_test(test_patterns_accepted),
+		cmocka_unit_test(test_relative_needs_cwd),
+		cmocka_unit_test(test_symlinked_rules),
+		cmocka_unit_test(test_stdio_paths),
+		cmocka_unit_test(test_add_rule),
+		cmocka_unit_test(test_network_values),
+		cmocka_unit_test(test_network_errors),
+		cmocka_unit_test(test_credentials),
+		cmocka_unit_test(test_srt_only_keys_warn),
+		cmocka_unit_test(test_warning_overflow),
+		cmocka_unit_test(test_error_applies_nothing),
+		cmocka_unit_test(test_mandatory),
+		cmocka_unit_test(test_env_default),
+		cmocka_unit_test(test_presets),
+		cmocka_unit_test(test_preset_contents),
+		cmocka_unit_test(test_srt_settings_file),
+		cmocka_unit_test(test_load_file_errors),
+		cmocka_unit_test(test_to_json),
+		cmocka_unit_test(test_print),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # PID 1 of the test VM (rdinit=/sbx/init): mount what a real host has, then
-# run the e2e suite, the demo or a shell, and power off. Results go to the
-# second serial port (ttyS1), read by scripts/vm.sh on the host.
+# run the e2e suite, the demo, the benchmark or a shell, and power off.
+# Results go to the second serial port (ttyS1), read by scripts/vm.sh on the host.
 export PATH=/sbx/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
 mount -t proc proc /proc
@@ -46,6 +46,7 @@ run_suite() {
 case "$SBX_MODE" in
 test) run_suite ;;
 demo) sh /sbx/tests/vm/demo.sh 2>&1 | tee "$SBX_RESULTS"; echo "SUITE-DONE" >"$SBX_RESULTS" ;;
+bench) sh /sbx/bench/open-overhead.sh 2>&1 | tee "$SBX_RESULTS"; echo "SUITE-DONE" >"$SBX_RESULTS" ;;
 shell)
 	echo 'export PATH=/sbx/bin:$PATH' >/etc/profile.d/sbx.sh	# bash -l resets PATH
 	echo "sbx-bpf VM: $(uname -r); sbx-bpf and tests are in /sbx. Exit the shell to power off."

@@ -4,7 +4,22 @@
  * the kernel answered, so tests assert on errno names rather than on the
  * wording of some tool's error message.
  *
- *   sbx-probe open PATH [r|w|rw]    open(2) (then read one byte if readable)
+ *   sbx-probe open PATH [r|w|rw|a|creat|trunc|rtrunc]
+ *                                   open(2) (then read one byte if readable);
+ *                                   creat = O_CREAT|O_EXCL|O_WRONLY,
+ *                                   rtrunc = O_RDONLY|O_TRUNC
+ *   sbx-probe openat2 DIR PATH RESOLVE[,RESOLVE…] [r|w]
+ *                                   RESOLVE: beneath in_root no_symlinks
+ *                                   no_magiclinks no_xdev none
+ *   sbx-probe uring-open PATH [r|w|creat]   openat through io_uring
+ *   sbx-probe mkdir|rmdir|unlink|truncate|utimes PATH
+ *   sbx-probe mknod PATH            a FIFO
+ *   sbx-probe rename OLD NEW [exchange|noreplace]
+ *   sbx-probe link OLD NEW | symlink TARGET LINK
+ *   sbx-probe chmod PATH MODE | chown PATH UID GID
+ *   sbx-probe setxattr PATH NAME VALUE | removexattr PATH NAME
+ *   sbx-probe ftruncate FD          on an inherited descriptor
+ *   sbx-probe reopen FD [r|w]       open("/proc/self/fd/FD")
  *   sbx-probe pid                   print own pid (for matching events)
  *
  * Prints "OK" or the errno name (e.g. "EACCES"); exit 0 on success, 1 on a
@@ -12,9 +27,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
+#include <linux/openat2.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
 
 static const char *errno_name(int e)
 {
@@ -28,6 +51,10 @@ static const char *errno_name(int e)
 	case ELOOP: return "ELOOP";
 	case EXDEV: return "EXDEV";
 	case EINVAL: return "EINVAL";
+	case ENOTEMPTY: return "ENOTEMPTY";
+	case EBADF: return "EBADF";
+	case ENOSYS: return "ENOSYS";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
 	}
 	return "EOTHER";
 }
@@ -45,19 +72,29 @@ static int report(int rc)
 	return 0;
 }
 
-static int do_open(const char *path, const char *mode)
+static int open_flags(const char *mode)
 {
-	int flags = O_RDONLY, fd;
+	static const struct { const char *name; int flags; } modes[] = {
+		{ "r", O_RDONLY }, { "w", O_WRONLY }, { "rw", O_RDWR },
+		{ "a", O_WRONLY | O_APPEND }, { "creat", O_WRONLY | O_CREAT | O_EXCL },
+		{ "trunc", O_WRONLY | O_TRUNC }, { "rtrunc", O_RDONLY | O_TRUNC },
+	};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(mode, modes[i].name))
+			return modes[i].flags;
+	fprintf(stderr, "sbx-probe: unknown open mode '%s'\n", mode);
+	exit(2);
+}
+
+/* After a successful open: read a byte when readable, to prove access. */
+static int opened(int fd, int flags)
+{
 	char c;
 
-	if (!strcmp(mode, "w"))
-		flags = O_WRONLY;
-	else if (!strcmp(mode, "rw"))
-		flags = O_RDWR;
-	fd = open(path, flags | O_CLOEXEC);
 	if (fd < 0)
 		return report(-1);
-	if (flags != O_WRONLY && read(fd, &c, 1) < 0) {
+	if ((flags & O_ACCMODE) != O_WRONLY && read(fd, &c, 1) < 0) {
 		close(fd);
 		return report(-1);
 	}
@@ -65,14 +102,161 @@ static int do_open(const char *path, const char *mode)
 	return report(0);
 }
 
+static int do_open(const char *path, const char *mode)
+{
+	int flags = open_flags(mode);
+
+	return opened(open(path, flags | O_CLOEXEC, 0644), flags);
+}
+
+static int do_openat2(const char *dir, const char *path, const char *resolve, const char *mode)
+{
+	struct open_how how = { .flags = (unsigned)open_flags(mode) | O_CLOEXEC };
+	char buf[256], *tok, *save;
+	int dfd;
+
+	snprintf(buf, sizeof(buf), "%s", resolve);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "beneath")) how.resolve |= RESOLVE_BENEATH;
+		else if (!strcmp(tok, "in_root")) how.resolve |= RESOLVE_IN_ROOT;
+		else if (!strcmp(tok, "no_symlinks")) how.resolve |= RESOLVE_NO_SYMLINKS;
+		else if (!strcmp(tok, "no_magiclinks")) how.resolve |= RESOLVE_NO_MAGICLINKS;
+		else if (!strcmp(tok, "no_xdev")) how.resolve |= RESOLVE_NO_XDEV;
+		else if (strcmp(tok, "none")) { fprintf(stderr, "bad resolve flag %s\n", tok); return 2; }
+	}
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return report(-1);
+	return opened((int)syscall(SYS_openat2, dfd, path, &how, sizeof(how)), (int)how.flags);
+}
+
+/* One IORING_OP_OPENAT through a ring set up with raw system calls (no liburing). */
+static int do_uring_open(const char *path, const char *mode)
+{
+	struct io_uring_params p = {};
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqe;
+	unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_mask;
+	int flags = open_flags(mode), ring, res;
+	char *sq, *cq;
+
+	ring = (int)syscall(__NR_io_uring_setup, 4, &p);
+	if (ring < 0)
+		return report(-1);
+	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQ_RING);
+	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe),
+		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_CQ_RING);
+	sqes = mmap(NULL, p.sq_entries * sizeof(*sqes), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, ring, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED)
+		return report(-1);
+	sq_tail = (unsigned *)(sq + p.sq_off.tail);
+	sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+	sq_array = (unsigned *)(sq + p.sq_off.array);
+	cq_head = (unsigned *)(cq + p.cq_off.head);
+	cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
+
+	unsigned idx = *sq_tail & *sq_mask;
+	memset(&sqes[idx], 0, sizeof(sqes[idx]));
+	sqes[idx].opcode = IORING_OP_OPENAT;
+	sqes[idx].fd = AT_FDCWD;
+	sqes[idx].addr = (uint64_t)(uintptr_t)path;
+	sqes[idx].open_flags = (unsigned)flags;
+	sqes[idx].len = 0644;
+	sq_array[idx] = idx;
+	__atomic_store_n(sq_tail, *sq_tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		return report(-1);
+	cqe = (struct io_uring_cqe *)(cq + p.cq_off.cqes) +
+	      (__atomic_load_n(cq_head, __ATOMIC_ACQUIRE) & *cq_mask);
+	res = cqe->res;
+	if (res < 0) {
+		errno = -res;
+		return report(-1);
+	}
+	return opened(res, flags);
+}
+
+static int do_rename(const char *from, const char *to, const char *how)
+{
+	unsigned flags = 0;
+
+	if (how && !strcmp(how, "exchange"))
+		flags = RENAME_EXCHANGE;
+	else if (how && !strcmp(how, "noreplace"))
+		flags = RENAME_NOREPLACE;
+	return report(renameat2(AT_FDCWD, from, AT_FDCWD, to, flags));
+}
+
+static int do_utimes(const char *path)
+{
+	struct timespec ts[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+
+	return report(utimensat(AT_FDCWD, path, ts, 0));
+}
+
+static int do_reopen(const char *fd, const char *mode)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%s", fd);
+	return do_open(path, mode);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[1], "open"))
-		return do_open(argv[2], argc > 3 ? argv[3] : "r");
-	if (argc == 2 && !strcmp(argv[1], "pid")) {
+	const char *op = argc > 1 ? argv[1] : "";
+	const char *a = argc > 2 ? argv[2] : NULL, *b = argc > 3 ? argv[3] : NULL;
+	const char *c = argc > 4 ? argv[4] : NULL, *d = argc > 5 ? argv[5] : NULL;
+
+	if (!strcmp(op, "pid") && argc == 2) {
 		printf("%d\n", (int)getpid());
 		return 0;
 	}
-	fprintf(stderr, "usage: sbx-probe open PATH [r|w|rw] | pid\n");
+	if (!a)
+		goto usage;
+	if (!strcmp(op, "open"))
+		return do_open(a, b ? b : "r");
+	if (!strcmp(op, "uring-open"))
+		return do_uring_open(a, b ? b : "r");
+	if (!strcmp(op, "mkdir"))
+		return report(mkdir(a, 0755));
+	if (!strcmp(op, "rmdir"))
+		return report(rmdir(a));
+	if (!strcmp(op, "unlink"))
+		return report(unlink(a));
+	if (!strcmp(op, "truncate"))
+		return report(truncate(a, 0));
+	if (!strcmp(op, "utimes"))
+		return do_utimes(a);
+	if (!strcmp(op, "mknod"))
+		return report(mknod(a, S_IFIFO | 0644, 0));
+	if (!strcmp(op, "ftruncate"))
+		return report(ftruncate(atoi(a), 0));
+	if (!strcmp(op, "reopen"))
+		return do_reopen(a, b ? b : "r");
+	if (!b)
+		goto usage;
+	if (!strcmp(op, "rename"))
+		return do_rename(a, b, c);
+	if (!strcmp(op, "link"))
+		return report(link(a, b));
+	if (!strcmp(op, "symlink"))
+		return report(symlink(a, b));
+	if (!strcmp(op, "chmod"))
+		return report(chmod(a, (mode_t)strtoul(b, NULL, 8)));
+	if (!strcmp(op, "removexattr"))
+		return report(removexattr(a, b));
+	if (!c)
+		goto usage;
+	if (!strcmp(op, "openat2"))
+		return do_openat2(a, b, c, d ? d : "r");
+	if (!strcmp(op, "chown"))
+		return report(chown(a, (uid_t)atoi(b), (gid_t)atoi(c)));
+	if (!strcmp(op, "setxattr"))
+		return report(setxattr(a, b, c, strlen(c), 0));
+usage:
+	fprintf(stderr, "usage: see the comment at the top of tests/vm/sbx-probe.c\n");
 	return 2;
 }

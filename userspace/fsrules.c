@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fsrules.c — policy rules → fs_rules map entries.
+ *
+ * Every rule becomes one key: an absolute path (hashed bytes, as the kernel
+ * hashes each prefix of the path it judges) or an any-depth component
+ * sequence (hash over the components' hashes). Rules that land on the same
+ * key are merged, with the precedence the kernel applies at one component
+ * end. Guards (SBX_FS_GUARD) go on every proper ancestor of an absolute rule
+ * and on every leading part of an any-depth sequence, so rename and link can
+ * refuse to carry files from under one rule to under another.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsrules.h"
+#include "loader.h"
+#include "policy.h"
+
+static void hash_bytes(const char *s, size_t len, __u64 *h1, __u64 *h2)
+{
+	*h1 = SBX_HASH_INIT;
+	*h2 = SBX_HASH2_INIT;
+	for (size_t i = 0; i < len; i++) {
+		*h1 = sbx_hash_byte(*h1, (unsigned char)s[i]);
+		*h2 = sbx_hash2_byte(*h2, (unsigned char)s[i]);
+	}
+}
+
+struct sbx_fs_key fs_key_absolute(__u32 policy_id, const char *path)
+{
+	struct sbx_fs_key key = { .policy_id = policy_id };
+	size_t len = strlen(path);
+
+	if (len == 1 && path[0] == '/')
+		len = 0;
+	hash_bytes(path, len, &key.h1, &key.h2);
+	key.len = (__u32)len;
+	return key;
+}
+
+struct sbx_fs_key fs_key_any_depth(__u32 policy_id, const char *rel)
+{
+	struct sbx_fs_key key = { .policy_id = policy_id, .h1 = SBX_HASH_INIT, .h2 = SBX_HASH2_INIT };
+	__u32 k = 0;
+
+	for (const char *p = rel;; ) {
+		size_t n = strcspn(p, "/");
+		__u64 c1, c2;
+
+		hash_bytes(p, n, &c1, &c2);
+		key.h1 = sbx_seq_hash(key.h1, c1);
+		key.h2 = sbx_seq_hash(key.h2, c2);
+		k++;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	key.len = SBX_FS_KEY_ANY_DEPTH | k;
+	return key;
+}
+
+void fs_rule_merge(struct sbx_fs_rule *into, const struct sbx_fs_rule *add)
+{
+	__u32 f = add->flags, old = into->flags;
+
+	if ((f & SBX_FS_DENY_READ) || ((f & SBX_FS_ALLOW_READ) && !(old & SBX_FS_DENY_READ)))
+		into->read_rule = add->read_rule;
+	if ((f & SBX_FS_MANDATORY) ||
+	    ((f & SBX_FS_DENY_WRITE) && !(old & SBX_FS_MANDATORY)) ||
+	    ((f & SBX_FS_ALLOW_WRITE) && !(old & (SBX_FS_DENY_WRITE | SBX_FS_MANDATORY))))
+		into->write_rule = add->write_rule;
+	if ((f & SBX_FS_GUARD) && !(old & SBX_FS_GUARD))
+		into->guard_rule = add->guard_rule;
+	into->flags = old | f;
+}
+
+static __u32 kind_flags(enum rule_kind kind)
+{
+	switch (kind) {
+	case RULE_DENY_READ: return SBX_FS_DENY_READ;
+	case RULE_ALLOW_READ: return SBX_FS_ALLOW_READ;
+	case RULE_ALLOW_WRITE: return SBX_FS_ALLOW_WRITE;
+	case RULE_DENY_WRITE: return SBX_FS_DENY_WRITE;
+	case RULE_MANDATORY: return SBX_FS_MANDATORY;
+	}
+	return 0;
+}
+
+static int push(struct fs_compiled *c, size_t *cap, struct sbx_fs_key key, struct sbx_fs_rule rule)
+{
+	if (c->nr == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		struct fs_entry *e = realloc(c->entries, n * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		c->entries = e;
+		*cap = n;
+	}
+	c->entries[c->nr].key = key;
+	c->entries[c->nr].rule = rule;
+	c->nr++;
+	return 0;
+}
+
+/* The rule's own key, then a guard for each proper ancestor / leading part. */
+static int push_rule(struct fs_compiled *c, size_t *cap, __u32 policy_id,
+		     const struct policy_rule *r, __u32 id)
+{
+	struct sbx_fs_rule own = { .read_rule = id, .write_rule = id, .guard_rule = id,
+				   .flags = kind_flags(r->kind) };
+	struct sbx_fs_rule guard = { .read_rule = id, .write_rule = id, .guard_rule = id,
+				     .flags = SBX_FS_GUARD };
+	char buf[SBX_PATH_MAX];
+	bool any = r->scope == RULE_ANY_DEPTH;
+	struct sbx_fs_key key;
+	int err;
+
+	if (strlen(r->path) >= sizeof(buf) || (!any && r->path[0] != '/'))
+		return -EINVAL;
+	key = any ? fs_key_any_depth(policy_id, r->path) : fs_key_absolute(policy_id, r->path);
+	if (any)
+		c->any_depth_mask |= 1u << ((key.len & ~SBX_FS_KEY_ANY_DEPTH) - 1);
+	err = push(c, cap, key, own);
+	strcpy(buf, r->path);
+	for (char *slash = strrchr(buf, '/'); !err && slash; slash = strrchr(buf, '/')) {
+		*slash = '\0';
+		if (!buf[0])
+			break;	/* "/" is never renamed */
+		key = any ? fs_key_any_depth(policy_id, buf) : fs_key_absolute(policy_id, buf);
+		if (any)
+			c->any_depth_mask |= 1u << ((key.len & ~SBX_FS_KEY_ANY_DEPTH) - 1);
+		err = push(c, cap, key, guard);
+	}
+	return err;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct fs_entry *)a)->key, &((const struct fs_entry *)b)->key,
+		      sizeof(struct sbx_fs_key));
+}
+
+/* Sort by key and merge equal keys in rule order (stable: index breaks ties). */
+static void merge_equal_keys(struct fs_compiled *c)
+{
+	size_t out = 0;
+
+	if (!c->nr)
+		return;
+	for (size_t i = 1; i < c->nr; i++) {
+		if (!memcmp(&c->entries[i].key, &c->entries[out].key, sizeof(struct sbx_fs_key)))
+			fs_rule_merge(&c->entries[out].rule, &c->entries[i].rule);
+		else
+			c->entries[++out] = c->entries[i];
+	}
+	c->nr = out + 1;
+}
+
+int fs_compile(const struct policy *p, __u32 policy_id, struct fs_compiled *out)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < p->nr_rules && !err; i++)
+		err = push_rule(out, &cap, policy_id, &p->rules[i], (__u32)i);
+	if (err) {
+		fs_compiled_free(out);
+		return err;
+	}
+	/* qsort is not stable; the merge order only matters between equal flags, where the rule id does. */
+	qsort(out->entries, out->nr, sizeof(*out->entries), key_cmp);
+	merge_equal_keys(out);
+	return 0;
+}
+
+void fs_compiled_free(struct fs_compiled *c)
+{
+	free(c->entries);
+	memset(c, 0, sizeof(*c));
+}
+
+int fs_install(struct sbx_loader *l, const struct fs_compiled *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		int err = loader__put_fs_rule(l, &c->entries[i].key, &c->entries[i].rule);
+
+		if (err) {
+			for (size_t j = 0; j < i; j++)
+				loader__delete_fs_rule(l, &c->entries[j].key);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void fs_uninstall(struct sbx_loader *l, const struct fs_compiled *c)
+{
+	for (size_t i = 0; i < c->nr; i++)
+		loader__delete_fs_rule(l, &c->entries[i].key);
+}
