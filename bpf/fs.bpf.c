@@ -376,6 +376,18 @@ static __always_inline bool pseudo_fs(struct dentry *d)
 #define NEED_READ	1
 #define NEED_WRITE	2
 
+/*
+ * The any-depth pattern sizes to look up: a read-only check needs only the
+ * read rules' (the mandatory set is about writes), which keeps the common
+ * read-only open at one lookup per component under the default policy.
+ */
+static __always_inline __u32 match_mask(__u32 mask, __u32 need)
+{
+	__u32 read = (mask >> SBX_ANY_DEPTH_READ_SHIFT) & 0xf;
+
+	return need == NEED_READ ? read : (mask | read) & 0xf;
+}
+
 /* Judge the path already in ev.path (or its failure @res) for @need. */
 static __always_inline int judge_path(struct judge *j, int res, struct dentry *d,
 				      __u32 op, __u32 need)
@@ -390,7 +402,8 @@ static __always_inline int judge_path(struct judge *j, int res, struct dentry *d
 		j->s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
 		return deny(j, op, SBX_RULE_NONE);
 	}
-	fs_match((struct sbx_path *)j->s->ev.path, j->s->ev.path_len, j->sb->policy_id, j->sb->any_depth_mask, &v);
+	fs_match((struct sbx_path *)j->s->ev.path, j->s->ev.path_len, j->sb->policy_id,
+		 match_mask(j->sb->any_depth_mask, need), &v);
 	if ((need & NEED_READ) && v.read_deny)
 		return deny(j, op == SBX_OP_WRITE ? SBX_OP_READ : op, v.read_rule);
 	if ((need & NEED_WRITE) && v.write_deny)
@@ -440,8 +453,8 @@ static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
 		ev->flags |= SBX_EV_PATH_UNRESOLVED;
 		return deny(&j, op, SBX_RULE_NONE);
 	}
-	fs_match((struct sbx_path *)ev->path, ev->path_len, j.sb->policy_id, j.sb->any_depth_mask, &v1);
-	fs_match((struct sbx_path *)ev->path2, ev->path2_len, j.sb->policy_id, j.sb->any_depth_mask, &v2);
+	fs_match((struct sbx_path *)ev->path, ev->path_len, j.sb->policy_id, j.sb->any_depth_mask & 0xf, &v1);
+	fs_match((struct sbx_path *)ev->path2, ev->path2_len, j.sb->policy_id, j.sb->any_depth_mask & 0xf, &v2);
 	if (v1.write_deny)
 		return deny(&j, op, v1.write_rule);
 	if (v2.write_deny)
@@ -666,7 +679,7 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 		return deny(&j, op, SBX_RULE_PSEUDO_FS);
 	w.s = j.s;
 	w.policy_id = j.sb->policy_id;
-	w.mask = j.sb->any_depth_mask;
+	w.mask = j.sb->any_depth_mask & 0xf;
 	if (bpf_core_field_exists(struct mount___lh, mnt_instance)) {
 		struct super_block___lh *lsb = (void *)sb;
 

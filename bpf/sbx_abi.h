@@ -45,7 +45,8 @@
 struct sbx_sandbox {
 	__u32 policy_id;	/* selects this sandbox's rules in fs_rules */
 	__u32 flags;		/* SBX_SANDBOX_* */
-	__u32 any_depth_mask;	/* bit k-1: the policy has any-depth patterns of k components */
+	__u32 any_depth_mask;	/* bit k-1: any-depth keys of k components;
+				 * bit 8+k-1: of those, read rules (all a read-only open looks up) */
 	__u32 pad;
 };
 
@@ -67,6 +68,7 @@ struct sbx_sandbox {
  * not a practical attack on a non-cryptographic hash of 64 bits.
  */
 #define SBX_FS_KEY_ANY_DEPTH	0x80000000u
+#define SBX_ANY_DEPTH_READ_SHIFT	8
 
 struct sbx_fs_key {
 	__u32 policy_id;

@@ -121,8 +121,13 @@ static int push_rule(struct fs_compiled *c, size_t *cap, __u32 policy_id,
 	if (strlen(r->path) >= sizeof(buf) || (!any && r->path[0] != '/'))
 		return -EINVAL;
 	key = any ? fs_key_any_depth(policy_id, r->path) : fs_key_absolute(policy_id, r->path);
-	if (any)
-		c->any_depth_mask |= 1u << ((key.len & ~SBX_FS_KEY_ANY_DEPTH) - 1);
+	if (any) {
+		__u32 bit = 1u << ((key.len & ~SBX_FS_KEY_ANY_DEPTH) - 1);
+
+		c->any_depth_mask |= bit;
+		if (r->kind == RULE_DENY_READ || r->kind == RULE_ALLOW_READ)
+			c->any_depth_mask |= bit << SBX_ANY_DEPTH_READ_SHIFT;
+	}
 	err = push(c, cap, key, own);
 	strcpy(buf, r->path);
 	for (char *slash = strrchr(buf, '/'); !err && slash; slash = strrchr(buf, '/')) {

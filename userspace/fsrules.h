@@ -21,7 +21,7 @@ struct fs_entry {
 struct fs_compiled {
 	struct fs_entry *entries;	/* one per distinct key, merged */
 	size_t nr;
-	__u32 any_depth_mask;		/* bit k-1: any-depth keys of k components */
+	__u32 any_depth_mask;		/* as struct sbx_sandbox.any_depth_mask */
 };
 
 /* Key of an absolute rule path ("/" is the empty prefix). */

@@ -1109,6 +1109,39 @@ static bool has_mandatory(const struct policy *p, const char *name)
 	return false;
 }
 
+/*
+ * Device sinks every tool writes to (git opens /dev/null read-write, shells
+ * redirect to it). Under sandbox-runtime they are writable through bwrap's
+ * private /dev, so its settings files never list them; allowing them here
+ * keeps such files working unchanged. A policy's own rule on the same path
+ * (a denyWrite /dev/tty, say) still wins: deny beats allow at one path.
+ */
+static const char *const builtin_writable[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty" };
+
+static bool has_rule(const struct policy *p, enum rule_kind kind, const char *path)
+{
+	for (size_t i = 0; i < p->nr_rules; i++)
+		if (p->rules[i].kind == kind && !strcmp(p->rules[i].path, path))
+			return true;
+	return false;
+}
+
+static int add_builtin_writable(struct policy *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(builtin_writable); i++) {
+		char text[64];
+		int err;
+
+		if (has_rule(p, RULE_ALLOW_WRITE, builtin_writable[i]))
+			continue;
+		snprintf(text, sizeof(text), "built-in: allowWrite %s", builtin_writable[i]);
+		err = push_rule(p, RULE_ALLOW_WRITE, RULE_ABSOLUTE, builtin_writable[i], text, "built-in");
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int policy_add_mandatory(struct policy *p)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(mandatory); i++) {
@@ -1123,7 +1156,7 @@ int policy_add_mandatory(struct policy *p)
 		if (err)
 			return err;
 	}
-	return 0;
+	return add_builtin_writable(p);
 }
 
 /*

@@ -801,7 +801,10 @@ static void test_mandatory(void **state)
 	load_ok(&p, &d, "{\"filesystem\": {\"allowWrite\": [\".\"]}}");
 	assert_int_equal(policy_add_mandatory(&p), 0);
 	assert_int_equal(policy_add_mandatory(&p), 0);	/* idempotent */
-	assert_int_equal(p.nr_rules, 1 + n);
+	assert_int_equal(p.nr_rules, 1 + n + 4);	/* + /dev/null, zero, full, tty */
+	assert_string_equal(p.rules[1 + n].text, "built-in: allowWrite /dev/null");
+	assert_int_equal(p.rules[1 + n].kind, RULE_ALLOW_WRITE);
+	assert_string_equal(p.rules[n + 4].path, "/dev/tty");
 	for (size_t i = 0; i < n; i++) {
 		const struct policy_rule *r = rule(&p, 1 + i, RULE_MANDATORY, RULE_ANY_DEPTH, names[i]);
 		char text[64];
@@ -814,7 +817,7 @@ static void test_mandatory(void **state)
 
 	load_ok(&p, &d, "{\"filesystem\": {\"allowGitConfig\": true}}");
 	assert_int_equal(policy_add_mandatory(&p), 0);
-	assert_int_equal(p.nr_rules, n - 1);
+	assert_int_equal(p.nr_rules, n - 1 + 4);
 	for (size_t i = 0; i < p.nr_rules; i++)
 		assert_string_not_equal(p.rules[i].path, ".git/config");
 	assert_string_equal(p.rules[9].path, ".git/hooks");
