@@ -139,6 +139,20 @@ struct {
 
 /* Cheap exit for every task on a host without sandboxes; kept by userspace. */
 volatile __u32 nr_sandboxes;
+/*
+ * Where sandboxes live: userspace puts the cgroup every sandbox is beneath
+ * in `scope` and sets scope_set. A task outside it leaves after one helper
+ * call instead of a lookup per ancestor level; the helper compares against
+ * the cgroup itself, so cgroup namespaces cannot shift it.
+ */
+volatile __u32 scope_set;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scope SEC(".maps");
 
 #include "fs_match.h"
 
@@ -162,6 +176,9 @@ static __always_inline struct sbx_sandbox *current_sandbox(__u64 *sandbox_cgid)
 	int level;
 
 	if (!nr_sandboxes)
+		return NULL;
+	/* 1: under the scope; 0: not; < 0: cannot tell, so keep looking. */
+	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
 		return NULL;
 	for (level = 1; level < SBX_CGROUP_MAX_LEVELS; level++) {
 		id = bpf_get_current_ancestor_cgroup_id(level);
@@ -254,24 +271,51 @@ enum walk_state { WALK_RUNNING, WALK_DONE, WALK_UNRESOLVED, WALK_DETACHED };
 struct up_walk {
 	struct dentry *d;
 	struct mount *m;
+	struct dentry *root;	/* m's root dentry, read once per mount */
 	char *buf;		/* struct sbx_scratch.walk */
 	__u32 pos;		/* the path built so far is buf[pos..SBX_PATH_MAX) */
 	__u32 state;
 };
 
+/* d_parent and d_name as they sit in struct dentry, read with one helper call. */
+struct dentry_link {
+	struct dentry *parent;
+	__u32 hash, len;	/* struct qstr */
+	const unsigned char *name;
+};
+
+/*
+ * Parent and name of @d. Each helper call costs about as much as the rest of
+ * a step, so when d_name follows d_parent (every kernel so far; the offsets
+ * are CO-RE relocated) both come in one read.
+ */
+static __always_inline int dentry_link(struct dentry *d, struct dentry_link *l)
+{
+	__u32 parent_off = bpf_core_field_offset(struct dentry, d_parent);
+	__u32 name_off = bpf_core_field_offset(struct dentry, d_name);
+
+	if (name_off == parent_off + sizeof(void *))
+		return bpf_probe_read_kernel(l, sizeof(*l), (void *)d + parent_off);
+	l->parent = BPF_CORE_READ(d, d_parent);
+	l->len = BPF_CORE_READ(d, d_name.len);
+	l->name = BPF_CORE_READ(d, d_name.name);
+	return 0;
+}
+
 /* One step up: a component, or a mount crossing. */
 static long up_step(__u32 i, void *ctx)
 {
 	struct up_walk *w = ctx;
-	struct dentry *d = w->d, *parent, *root;
+	struct dentry *d = w->d;
 	struct mount *m = w->m, *up;
-	const unsigned char *name;
-	__u32 len;
+	struct dentry_link l;
 
-	root = BPF_CORE_READ(m, mnt.mnt_root);
-	parent = BPF_CORE_READ(d, d_parent);
-	if (d == root || d == parent) {
-		if (d != root) {	/* not beneath its mount's root */
+	if (dentry_link(d, &l)) {
+		w->state = WALK_UNRESOLVED;
+		return 1;
+	}
+	if (d == w->root || d == l.parent) {
+		if (d != w->root) {	/* not beneath its mount's root */
 			w->state = WALK_DETACHED;
 			return 1;
 		}
@@ -282,22 +326,21 @@ static long up_step(__u32 i, void *ctx)
 		}
 		w->d = BPF_CORE_READ(m, mnt_mountpoint);
 		w->m = up;
+		w->root = BPF_CORE_READ(up, mnt.mnt_root);
 		return 0;
 	}
-	len = BPF_CORE_READ(d, d_name.len);
-	name = BPF_CORE_READ(d, d_name.name);
-	if (len > SBX_NAME_MAX || len + 2 > w->pos) {	/* keep pos >= 1: at most 4095 bytes */
+	if (l.len > SBX_NAME_MAX || l.len + 2 > w->pos) {	/* keep pos >= 1: at most 4095 bytes */
 		w->state = WALK_UNRESOLVED;
 		return 1;
 	}
-	w->pos -= len;
-	if (bpf_probe_read_kernel(w->buf + (w->pos & (SBX_PATH_MAX - 1)), len & SBX_NAME_MAX, name)) {
+	w->pos -= l.len;
+	if (bpf_probe_read_kernel(w->buf + (w->pos & (SBX_PATH_MAX - 1)), l.len & SBX_NAME_MAX, l.name)) {
 		w->state = WALK_UNRESOLVED;
 		return 1;
 	}
 	w->pos--;
 	w->buf[w->pos & (SBX_PATH_MAX - 1)] = '/';
-	w->d = parent;
+	w->d = l.parent;
 	return 0;
 }
 
@@ -320,6 +363,7 @@ __attribute__((noinline)) int resolve_in(__u64 d, __u64 m, struct walk_buf *walk
 	w.buf = walk->b;
 	if (BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL)
 		return PATH_NOT_IN_TREE;
+	w.root = BPF_CORE_READ(mnt, mnt.mnt_root);
 	bpf_loop(SBX_WALK_MAX, up_step, &w, 0);
 	if (w.state != WALK_DONE) {
 		*out_len = 0;

@@ -100,6 +100,7 @@ int cgroup_create(const char *name, struct sbx_cgroup *cg)
 	/* cg->path is set only once the cgroup is ours, so destroy never touches another's. */
 	cg->path[0] = '\0';
 	cg->fd = -1;
+	cg->root_fd = -1;
 	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
 		return -ENOTSUP;
 	snprintf(root, sizeof(root), "%s/%s", v2, SBX_CGROUP_ROOT_NAME);
@@ -118,6 +119,7 @@ int cgroup_create(const char *name, struct sbx_cgroup *cg)
 		rmdir(path);
 		return err;
 	}
+	cg->root_fd = open(root, O_DIRECTORY | O_CLOEXEC);	/* optional: a fast path only */
 	memcpy(cg->path, path, sizeof(path));
 	return 0;
 }
@@ -221,6 +223,9 @@ int cgroup_destroy(struct sbx_cgroup *cg)
 	if (cg->fd >= 0)
 		close(cg->fd);
 	cg->fd = -1;
+	if (cg->root_fd >= 0)
+		close(cg->root_fd);
+	cg->root_fd = -1;
 	if (rmdir(cg->path) && errno != ENOENT)
 		err = -errno;
 	cg->path[0] = '\0';

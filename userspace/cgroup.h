@@ -31,6 +31,7 @@ struct sbx_cgroup {
 	char path[PATH_MAX];
 	int fd;			/* O_DIRECTORY of the cgroup, for CLONE_INTO_CGROUP */
 	__u64 id;		/* the kernel's cgroup id, as BPF sees it */
+	int root_fd;		/* O_DIRECTORY of <cgroup2>/sbx-bpf, every sandbox's parent */
 };
 
 /* Create <cgroup2>/sbx-bpf/@name. -EEXIST if it is there already. */

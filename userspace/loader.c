@@ -110,6 +110,16 @@ int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid)
 	return 0;
 }
 
+int loader__set_scope(struct sbx_loader *l, int cgroup_fd)
+{
+	__u32 key = 0, fd = (__u32)cgroup_fd;
+
+	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.scope), &key, &fd, BPF_ANY))
+		return -errno;
+	l->skel->bss->scope_set = 1;
+	return 0;
+}
+
 int loader__events_fd(const struct sbx_loader *l)
 {
 	return bpf_map__fd(l->skel->maps.events);

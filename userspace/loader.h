@@ -24,6 +24,11 @@ int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32
 			__u32 any_depth_mask);
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
 
+/*
+ * Every sandbox lies beneath the cgroup open at @cgroup_fd: tasks elsewhere
+ * are let go after one check. Without it, every ancestor level is looked up.
+ */
+int loader__set_scope(struct sbx_loader *l, int cgroup_fd);
 /* The events ring buffer map fd, and the summed stats counters. */
 int loader__events_fd(const struct sbx_loader *l);
 int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value);

@@ -220,7 +220,7 @@ static int exit_code(int status)
 int do_run(int argc, char **argv)
 {
 	struct run_opts o = {};
-	struct sbx_cgroup cg = { .fd = -1 };
+	struct sbx_cgroup cg = { .fd = -1, .root_fd = -1 };
 	struct event_sink sink = { .human = stderr };
 	struct sbx_loader *l = NULL;
 	struct ring_buffer *rb = NULL;
@@ -264,6 +264,9 @@ int do_run(int argc, char **argv)
 		      err == -ENOTSUP ? " (cgroup v2 is not the unified hierarchy; run 'sbx-bpf doctor')" : "");
 		goto out;
 	}
+	if (cg.root_fd >= 0 && loader__set_scope(l, cg.root_fd))
+		p_warn("cannot limit the hooks to %s/..: every task pays a lookup per cgroup level",
+		       SBX_CGROUP_ROOT_NAME);
 	err = fs_compile(&o.policy, POLICY_ID, &rules);
 	if (!err)
 		err = fs_install(l, &rules);
