@@ -86,6 +86,10 @@
 #define ATTR_MTIME	(1 << 5)
 #define MNT_NS_INTERNAL	((void *)(long)-EINVAL)	/* fs/mount.h: kern_mount()ed */
 
+#define S_IFMT		00170000
+#define S_IFBLK		0060000
+#define S_IFCHR		0020000
+
 #define CGROUP_SUPER_MAGIC	0x27e0eb
 #define CGROUP2_SUPER_MAGIC	0x63677270
 #define BPF_FS_MAGIC		0xcafe4a11
@@ -302,6 +306,28 @@ static __always_inline int dentry_link(struct dentry *d, struct dentry_link *l)
 	return 0;
 }
 
+struct mnt_namespace___seq {
+	__u64 seq;
+} __attribute__((preserve_access_index));
+
+/*
+ * Is the top mount of a walk the root of a real mount namespace? A tree cut
+ * loose (umount -l: no namespace) or made with open_tree(OPEN_TREE_CLONE) or
+ * fsmount (an anonymous namespace, sequence number 0 up to 6.14) would let
+ * its files be named by any path the cloner likes: such paths are not judged
+ * but denied.
+ */
+static __always_inline bool attached(struct mount *m)
+{
+	struct mnt_namespace *ns = BPF_CORE_READ(m, mnt_ns);
+
+	if (!ns)
+		return false;
+	if (bpf_core_field_exists(struct mnt_namespace___seq, seq))
+		return BPF_CORE_READ((struct mnt_namespace___seq *)ns, seq) != 0;
+	return true;
+}
+
 /* One step up: a component, or a mount crossing. */
 static long up_step(__u32 i, void *ctx)
 {
@@ -320,8 +346,8 @@ static long up_step(__u32 i, void *ctx)
 			return 1;
 		}
 		up = BPF_CORE_READ(m, mnt_parent);
-		if (!up || up == m) {	/* the root of the mount namespace */
-			w->state = WALK_DONE;
+		if (!up || up == m) {	/* the root of a mount tree */
+			w->state = attached(m) ? WALK_DONE : WALK_UNRESOLVED;
 			return 1;
 		}
 		w->d = BPF_CORE_READ(m, mnt_mountpoint);
@@ -452,6 +478,17 @@ static __always_inline int judge_path(struct judge *j, int res, struct dentry *d
 		return deny(j, op == SBX_OP_WRITE ? SBX_OP_READ : op, v.read_rule);
 	if ((need & NEED_WRITE) && v.write_deny)
 		return deny(j, op, v.write_rule);
+	/*
+	 * A leading part of a mandatory pattern (".git" of ".git/hooks") may be
+	 * a directory, nothing else: a file ".git" ("gitdir: elsewhere") or a
+	 * symlink ".claude -> elsewhere" would move what the pattern protects
+	 * to where it does not match.
+	 */
+	if (v.guard_mandatory && (op == SBX_OP_CREATE || op == SBX_OP_SYMLINK || op == SBX_OP_WRITE ||
+				  op == SBX_OP_TRUNCATE)) {
+		j->s->ev.flags |= SBX_EV_DIRECTORY_ONLY;
+		return deny(j, op, v.guard_rule);
+	}
 	return 0;
 }
 
@@ -507,7 +544,7 @@ static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
 		return deny(&j, op, v1.read_rule);
 	if (exchange && v2.read_deny)
 		return deny(&j, op, v2.read_rule);
-	if (v1.guard || v2.guard) {
+	if (v1.guard || v2.guard || v2.guard_mandatory) {
 		ev->flags |= SBX_EV_RENAME_GUARD;
 		return deny(&j, op, v1.guard ? v1.guard_rule : v2.guard_rule);
 	}
@@ -515,6 +552,19 @@ static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
 }
 
 /* --- hooks --------------------------------------------------------------------- */
+
+/* A sandbox gets no raw block device: reading one reads every file on it. */
+static __always_inline int judge_block_device(struct file *file, __u32 need)
+{
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	resolve(file->f_path.dentry, file->f_path.mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
+	return deny(&j, (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, SBX_RULE_DEVICE);
+}
 
 SEC("lsm/file_open")
 int BPF_PROG(fs_file_open, struct file *file, int ret)
@@ -529,8 +579,23 @@ int BPF_PROG(fs_file_open, struct file *file, int ret)
 		need |= NEED_WRITE;
 	if (!need)
 		return 0;
+	if ((file->f_inode->i_mode & S_IFMT) == S_IFBLK)
+		return judge_block_device(file, need);
 	return judge_one(file->f_path.dentry, file->f_path.mnt,
 			 (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, need);
+}
+
+/* A new device node would open any device under a writable name. */
+static __always_inline int judge_device_node(struct dentry *dentry, struct vfsmount *mnt)
+{
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	resolve(dentry, mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
+	return deny(&j, SBX_OP_CREATE, SBX_RULE_DEVICE);
 }
 
 SEC("lsm/path_mknod")
@@ -539,6 +604,8 @@ int BPF_PROG(fs_path_mknod, const struct path *dir, struct dentry *dentry, umode
 {
 	if (ret)
 		return ret;
+	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
+		return judge_device_node(dentry, dir->mnt);
 	return judge_one(dentry, dir->mnt, SBX_OP_CREATE, NEED_WRITE);
 }
 
@@ -735,9 +802,14 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 	bpf_loop(SBX_SB_MOUNTS_MAX, sb_mount_step, &w, 0);
 	if (w.denied)
 		return deny(&j, op, w.rule);
+	/* A list longer than we walked may hide a mount that denies: never allow on it. */
+	if (w.unresolved || (w.pos && w.pos != w.head)) {
+		j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
+		return deny(&j, op, SBX_RULE_NONE);
+	}
 	if (w.in_tree == 0)
 		return 0;	/* only on internal mounts: not a file in the tree */
-	if (w.unresolved || !w.judged || (w.pos && w.pos != w.head)) {
+	if (!w.judged) {
 		j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
 		return deny(&j, op, SBX_RULE_NONE);
 	}
@@ -812,4 +884,105 @@ int BPF_PROG(fs_inode_remove_acl, void *idmap, struct dentry *dentry, const char
 	if (ret)
 		return ret;
 	return judge_dentry(dentry, SBX_OP_REMOVEXATTR);
+}
+
+/*
+ * Mounts and user namespaces: a sandbox may neither mount, unmount, move a
+ * mount nor pivot its root, and may not create a user namespace (in which an
+ * unprivileged task could mount). A bind mount would otherwise give any file
+ * a new path, and paths are what the rules judge.
+ */
+static __always_inline int judge_namespace(__u32 op, const struct path *path)
+{
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	if (path)
+		resolve(path->dentry, path->mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
+	return deny(&j, op, SBX_RULE_NAMESPACE);
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(fs_sb_mount, const char *dev_name, const struct path *path, const char *type,
+	     unsigned long flags, void *data, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_namespace(SBX_OP_MOUNT, path);
+}
+
+SEC("lsm/move_mount")
+int BPF_PROG(fs_move_mount, const struct path *from_path, const struct path *to_path, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_namespace(SBX_OP_MOUNT, to_path);
+}
+
+SEC("lsm/sb_umount")
+int BPF_PROG(fs_sb_umount, struct vfsmount *mnt, int flags, int ret)
+{
+	struct judge j;
+	int res;
+
+	if (ret)
+		return ret;
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	resolve(mnt->mnt_root, mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
+	return deny(&j, SBX_OP_UMOUNT, SBX_RULE_NAMESPACE);
+}
+
+SEC("lsm/sb_pivotroot")
+int BPF_PROG(fs_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_namespace(SBX_OP_PIVOT_ROOT, new_path);
+}
+
+SEC("lsm/userns_create")
+int BPF_PROG(fs_userns_create, const struct cred *cred, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_namespace(SBX_OP_USERNS, NULL);
+}
+
+/*
+ * ioctls that change a file or create entries without a path hook: inode
+ * flags (chattr: immutable, append-only) and btrfs subvolumes and snapshots
+ * (created inside the directory the ioctl is made on). Judged as a write of
+ * the file (or directory) the descriptor is open on.
+ */
+#define FS_IOC_SETFLAGS			0x40086602
+#define FS_IOC_FSSETXATTR		0x401c5820
+#define BTRFS_IOC_SNAP_CREATE		0x50009401
+#define BTRFS_IOC_SUBVOL_CREATE		0x5000940e
+#define BTRFS_IOC_SNAP_DESTROY		0x5000940f
+#define BTRFS_IOC_SNAP_CREATE_V2	0x50009417
+#define BTRFS_IOC_SUBVOL_CREATE_V2	0x50009418
+#define BTRFS_IOC_SNAP_DESTROY_V2	0x5000943f
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(fs_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	if (ret)
+		return ret;
+	switch (cmd) {
+	case FS_IOC_SETFLAGS:
+	case FS_IOC_FSSETXATTR:
+	case BTRFS_IOC_SNAP_CREATE:
+	case BTRFS_IOC_SUBVOL_CREATE:
+	case BTRFS_IOC_SNAP_DESTROY:
+	case BTRFS_IOC_SNAP_CREATE_V2:
+	case BTRFS_IOC_SUBVOL_CREATE_V2:
+	case BTRFS_IOC_SNAP_DESTROY_V2:
+		return judge_one(file->f_path.dentry, file->f_path.mnt, SBX_OP_IOCTL, NEED_WRITE);
+	}
+	return 0;
 }

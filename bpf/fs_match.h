@@ -37,6 +37,8 @@ struct fs_verdict {
 	__u32 write_rule;
 	__u32 guard;		/* a rule is at or beneath this very path */
 	__u32 guard_rule;
+	__u32 guard_mandatory;	/* this very path leads into a mandatory pattern */
+	__u32 pad;
 };
 
 /* The walk's state, scalars only, so a global function can take it. */
@@ -225,13 +227,14 @@ __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 poli
 	if (!v)
 		return 0;
 	if (!path || len == 0 || len >= SBX_PATH_MAX || path[0] != '/') {
-		*v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE };
+		*v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, 0 };
 		return 0;
 	}
 	bpf_loop((len + FS_WALK_STRIDE - 1) / FS_WALK_STRIDE, fs_walk_step, &w, 0);
 	if (len > 1)	/* "/" itself was judged as the empty prefix */
 		fs_component_end(&w.st, len);
 	w.st.v.guard = w.st.last_flags != 0;
+	w.st.v.guard_mandatory = !!(w.st.last_flags & SBX_FS_GUARD_MANDATORY);
 	*v = w.st.v;
 	return 0;
 }

@@ -88,6 +88,8 @@ struct sbx_fs_key {
  * from under one rule to under another, so rename/link refuse it.
  */
 #define SBX_FS_GUARD		(1u << 5)
+/* The guard leads into a mandatory pattern: only a directory may be here. */
+#define SBX_FS_GUARD_MANDATORY	(1u << 6)
 
 struct sbx_fs_rule {
 	__u32 read_rule;	/* rule deciding reads here (flags say how) */
@@ -114,6 +116,11 @@ enum sbx_op {
 	SBX_OP_UTIMES,		/* timestamps and other attributes */
 	SBX_OP_SETXATTR,
 	SBX_OP_REMOVEXATTR,
+	SBX_OP_IOCTL,		/* chattr flags, btrfs subvolumes */
+	SBX_OP_MOUNT,		/* mount, move_mount */
+	SBX_OP_UMOUNT,
+	SBX_OP_PIVOT_ROOT,
+	SBX_OP_USERNS,		/* creating a user namespace */
 	SBX_OP__MAX,
 };
 
@@ -126,11 +133,15 @@ enum sbx_verdict {
 #define SBX_RULE_NONE		0xffffffffu	/* no rule: a fail-closed denial */
 #define SBX_RULE_DEFAULT_WRITE	0xfffffffeu	/* writes are denied outside allowWrite */
 #define SBX_RULE_PSEUDO_FS	0xfffffffdu	/* cgroup fs, bpffs, securityfs: never written */
+#define SBX_RULE_NAMESPACE	0xfffffffcu	/* no mounts or user namespaces in a sandbox */
+#define SBX_RULE_DEVICE		0xfffffffbu	/* no block devices, no new device nodes */
+#define SBX_RULE_FIRST_BUILTIN	SBX_RULE_DEVICE
 
 /* Event flags */
 #define SBX_EV_PATH_UNRESOLVED	(1u << 0)	/* a path could not be resolved (too long, too deep, detached): denied */
 #define SBX_EV_PATH2		(1u << 1)	/* path2 is present (rename, link) */
 #define SBX_EV_RENAME_GUARD	(1u << 2)	/* refused: it would move files between rules */
+#define SBX_EV_DIRECTORY_ONLY	(1u << 3)	/* refused: only a directory may have this name */
 
 /* One record on the events ring buffer per denial or audit hit. */
 struct sbx_event {

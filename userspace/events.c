@@ -26,6 +26,11 @@ const char *sbx_op_name(__u32 op)
 		[SBX_OP_UTIMES] = "utimes",
 		[SBX_OP_SETXATTR] = "setxattr",
 		[SBX_OP_REMOVEXATTR] = "removexattr",
+		[SBX_OP_IOCTL] = "ioctl",
+		[SBX_OP_MOUNT] = "mount",
+		[SBX_OP_UMOUNT] = "umount",
+		[SBX_OP_PIVOT_ROOT] = "pivot_root",
+		[SBX_OP_USERNS] = "userns_create",
 	};
 
 	return op < SBX_OP__MAX && names[op] ? names[op] : "unknown";
@@ -69,6 +74,8 @@ const char *event_rule_text(const struct sbx_event *ev, const char *policy_text)
 	switch (ev->rule_id) {
 	case SBX_RULE_DEFAULT_WRITE: return "default: no allowWrite rule covers it";
 	case SBX_RULE_PSEUDO_FS: return "mandatory: cgroup, bpf and security file systems";
+	case SBX_RULE_NAMESPACE: return "mandatory: no mounts or user namespaces in a sandbox";
+	case SBX_RULE_DEVICE: return "mandatory: no block devices or new device nodes";
 	case SBX_RULE_NONE:
 		if (ev->flags & SBX_EV_PATH_UNRESOLVED)
 			return "fail-closed: unresolvable path";
@@ -92,7 +99,8 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, char *
 	return snprintf(buf, sz, "sbx-bpf: %s %s %s%s (%s%s) pid %u %.*s",
 			sbx_verdict_name(ev->verdict), sbx_op_name(ev->op),
 			event_path(ev, ev->path, ev->path_len), second, why,
-			(ev->flags & SBX_EV_RENAME_GUARD) ? "; it would move files between rules" : "",
+			(ev->flags & SBX_EV_RENAME_GUARD) ? "; it would move files between rules" :
+			(ev->flags & SBX_EV_DIRECTORY_ONLY) ? "; only a directory may have this name" : "",
 			ev->tgid, SBX_COMM_LEN, ev->comm);
 }
 
@@ -124,9 +132,9 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 	memcpy(comm, ev->comm, SBX_COMM_LEN);
 	comm[SBX_COMM_LEN] = '\0';
 	rule = json_pack("{s:o, s:s}",
-			 "id", ev->rule_id < SBX_RULE_PSEUDO_FS ? json_integer(ev->rule_id) : json_null(),
+			 "id", ev->rule_id < SBX_RULE_FIRST_BUILTIN ? json_integer(ev->rule_id) : json_null(),
 			 "text", event_rule_text(ev, rule_text));
-	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:o, s:b, s:b, s:i, s:I, s:I, s:s?,"
+	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:i, s:I, s:I, s:s?,"
 			 " s:{s:i, s:i, s:i, s:i, s:s}}",
 			 "schema", SBX_EVENT_SCHEMA,
 			 "type", "violation",
@@ -139,6 +147,7 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 			 "rule", rule,
 			 "path_unresolved", !!(ev->flags & SBX_EV_PATH_UNRESOLVED),
 			 "moves_between_rules", !!(ev->flags & SBX_EV_RENAME_GUARD),
+			 "directory_only", !!(ev->flags & SBX_EV_DIRECTORY_ONLY),
 			 "errno", -ev->error,
 			 "cgroup_id", (json_int_t)ev->cgroup_id,
 			 "sandbox_cgroup_id", (json_int_t)ev->sandbox_cgroup_id,

@@ -113,6 +113,9 @@ static int push_rule(struct fs_compiled *c, size_t *cap, __u32 policy_id,
 				   .flags = kind_flags(r->kind) };
 	struct sbx_fs_rule guard = { .read_rule = id, .write_rule = id, .guard_rule = id,
 				     .flags = SBX_FS_GUARD };
+
+	if (r->kind == RULE_MANDATORY && r->scope == RULE_ANY_DEPTH)
+		guard.flags |= SBX_FS_GUARD_MANDATORY;
 	char buf[SBX_PATH_MAX];
 	bool any = r->scope == RULE_ANY_DEPTH;
 	struct sbx_fs_key key;

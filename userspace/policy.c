@@ -1097,7 +1097,8 @@ int policy_add_rule(struct policy *p, enum rule_kind kind, const char *pattern,
  */
 static const char *const mandatory[] = {
 	".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-	".ripgreprc", ".mcp.json", ".git/hooks", ".git/config", ".vscode", ".idea",
+	".ripgreprc", ".mcp.json", ".git/hooks", ".git/config", ".git/config.worktree",
+	".git/commondir", ".vscode", ".idea",
 	".claude/commands", ".claude/agents",
 };
 
@@ -1148,7 +1149,7 @@ int policy_add_mandatory(struct policy *p)
 		char text[64];
 		int err;
 
-		if ((p->allow_git_config && !strcmp(mandatory[i], ".git/config")) ||
+		if ((p->allow_git_config && !strncmp(mandatory[i], ".git/config", 11)) ||
 		    has_mandatory(p, mandatory[i]))
 			continue;
 		snprintf(text, sizeof(text), "mandatory: %s", mandatory[i]);

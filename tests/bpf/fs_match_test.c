@@ -20,7 +20,7 @@
 #include "fs_match_test.skel.h"
 
 struct fs_verdict {
-	__u32 read_deny, read_rule, write_deny, write_rule, guard, guard_rule;
+	__u32 read_deny, read_rule, write_deny, write_rule, guard, guard_rule, guard_mandatory, pad;
 };
 
 struct match_args {

@@ -39,7 +39,7 @@ jq -e '.valid == true and .policy.mode == "audit" and (.warnings | length) == 0'
 jq -e '.policy.rules[0] == {"id": 0, "kind": "denyRead", "scope": "absolute",
 	"path": "/nonexistent-sbx-home/.ssh", "text": "denyRead ~/.ssh", "origin": "good.json:5:18"}' \
 	out >/dev/null && pass json-rule || fail json-rule "$(jq -c '.policy.rules[0]' out)"
-jq -e '[.policy.rules[] | select(.kind == "mandatory")] | length == 15' out >/dev/null &&
+jq -e '[.policy.rules[] | select(.kind == "mandatory")] | length == 17' out >/dev/null &&
 	pass json-mandatory-set || fail json-mandatory-set "$(jq -c '[.policy.rules[].kind]' out)"
 jq -e '.policy.network.allow == ["10.0.0.0/8:443"]' out >/dev/null &&
 	pass json-network || fail json-network "$(jq -c .policy.network out)"

@@ -89,7 +89,8 @@ static void test_compile_guards_and_mask(void **state)
 	assert_int_equal(e->rule.flags, SBX_FS_GUARD);
 	e = find(&c, fs_key_any_depth(7, ".git"));
 	assert_non_null(e);
-	assert_int_equal(e->rule.flags, SBX_FS_GUARD);
+	/* leads into a mandatory pattern: only a directory may be called .git */
+	assert_int_equal(e->rule.flags, SBX_FS_GUARD | SBX_FS_GUARD_MANDATORY);
 	assert_int_equal(e->rule.guard_rule, 2);
 	assert_null(find(&c, fs_key_absolute(7, "/")));	/* "/" is never renamed: no guard */
 	fs_compiled_free(&c);

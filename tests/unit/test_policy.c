@@ -790,7 +790,8 @@ static void test_mandatory(void **state)
 {
 	static const char *const names[] = {
 		".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
-		".profile", ".ripgreprc", ".mcp.json", ".git/hooks", ".git/config", ".vscode", ".idea",
+		".profile", ".ripgreprc", ".mcp.json", ".git/hooks", ".git/config", ".git/config.worktree",
+		".git/commondir", ".vscode", ".idea",
 		".claude/commands", ".claude/agents",
 	};
 	const size_t n = sizeof(names) / sizeof(names[0]);
@@ -817,9 +818,11 @@ static void test_mandatory(void **state)
 
 	load_ok(&p, &d, "{\"filesystem\": {\"allowGitConfig\": true}}");
 	assert_int_equal(policy_add_mandatory(&p), 0);
-	assert_int_equal(p.nr_rules, n - 1 + 4);
-	for (size_t i = 0; i < p.nr_rules; i++)
+	assert_int_equal(p.nr_rules, n - 2 + 4);
+	for (size_t i = 0; i < p.nr_rules; i++) {
 		assert_string_not_equal(p.rules[i].path, ".git/config");
+		assert_string_not_equal(p.rules[i].path, ".git/config.worktree");
+	}
 	assert_string_equal(p.rules[9].path, ".git/hooks");
 	policy_free(&p);
 }

@@ -20,6 +20,9 @@
  *   sbx-probe setxattr PATH NAME VALUE | removexattr PATH NAME
  *   sbx-probe ftruncate FD          on an inherited descriptor
  *   sbx-probe reopen FD [r|w]       open("/proc/self/fd/FD")
+ *   sbx-probe open-tree DIR NAME    read DIR/NAME through a detached clone of
+ *                                   DIR's mount (open_tree OPEN_TREE_CLONE)
+ *   sbx-probe setflags PATH         FS_IOC_GETFLAGS then FS_IOC_SETFLAGS (same flags)
  *   sbx-probe pid                   print own pid (for matching events)
  *
  * Prints "OK" or the errno name (e.g. "EACCES"); exit 0 on success, 1 on a
@@ -33,7 +36,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
+#include <linux/fs.h>
+#include <linux/mount.h>
 #include <linux/openat2.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -55,6 +61,9 @@ static const char *errno_name(int e)
 	case EBADF: return "EBADF";
 	case ENOSYS: return "ENOSYS";
 	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENOTTY: return "ENOTTY";
+	case ENXIO: return "ENXIO";
+	case ENODEV: return "ENODEV";
 	}
 	return "EOTHER";
 }
@@ -178,6 +187,27 @@ static int do_uring_open(const char *path, const char *mode)
 	return opened(res, flags);
 }
 
+static int do_open_tree(const char *dir, const char *name)
+{
+	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+
+	if (tree < 0)
+		return report(-1);
+	return opened(openat(tree, name, O_RDONLY | O_CLOEXEC), O_RDONLY);
+}
+
+static int do_setflags(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), flags = 0, rc;
+
+	if (fd < 0)
+		return report(-1);
+	rc = ioctl(fd, FS_IOC_GETFLAGS, &flags);
+	if (!rc)
+		rc = ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	return report(rc);
+}
+
 static int do_rename(const char *from, const char *to, const char *how)
 {
 	unsigned flags = 0;
@@ -232,6 +262,8 @@ int main(int argc, char **argv)
 		return do_utimes(a);
 	if (!strcmp(op, "mknod"))
 		return report(mknod(a, S_IFIFO | 0644, 0));
+	if (!strcmp(op, "setflags"))
+		return do_setflags(a);
 	if (!strcmp(op, "ftruncate"))
 		return report(ftruncate(atoi(a), 0));
 	if (!strcmp(op, "reopen"))
@@ -240,6 +272,8 @@ int main(int argc, char **argv)
 		goto usage;
 	if (!strcmp(op, "rename"))
 		return do_rename(a, b, c);
+	if (!strcmp(op, "open-tree"))
+		return do_open_tree(a, b);
 	if (!strcmp(op, "link"))
 		return report(link(a, b));
 	if (!strcmp(op, "symlink"))

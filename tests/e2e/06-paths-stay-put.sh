@@ -1,0 +1,100 @@
+# Rules judge paths, so a sandbox must not be able to give a file another
+# path or reach it without one: no mounts, unmounts, pivot_root or user
+# namespaces, no detached mount clones, no raw block devices or new device
+# nodes, no non-directory at a name leading into a mandatory pattern, no
+# chattr/btrfs ioctls where writing is denied. Each as root: errno + event.
+. /sbx/tests/e2e/lib.sh
+
+WK=$W/work R=$W/ro
+mkdir -p "$WK/mnt" "$WK/new/old" "$R" /root/.ssh "$W/outside-mnt"
+echo key >/root/.ssh/id_rsa
+echo x >"$R/flags"
+echo x >"$WK/flags"
+mount -t tmpfs sbx-test "$W/outside-mnt"	# made outside: the sandbox must not unmount it
+mknod "$W/blkdev" b 7 0		# a loop device node made outside, opened inside
+cat >"$W/p.json" <<EOF
+{ "filesystem": { "denyRead": ["/root/.ssh"], "allowWrite": ["$WK"] } }
+EOF
+
+cat >"$W/cases" <<EOF
+mount-tmpfs EACCES mount -t tmpfs none $WK/mnt
+bind-mount-secret EACCES mount --bind /root/.ssh $WK/mnt
+umount-outside-mount EACCES umount $W/outside-mnt
+userns EACCES unshare -U true
+pivot-root EACCES unshare -m --propagation unchanged pivot_root $WK/new $WK/new/old
+EOF
+cat >"$W/probes" <<EOF
+open-tree-clone EACCES open-tree /root/.ssh id_rsa
+block-device-read EACCES open $W/blkdev r
+mknod-block EACCES mknod-dev $WK/blk b
+mknod-char EACCES mknod-dev $WK/chr c
+git-file EACCES open $WK/sub/.git creat
+claude-symlink EACCES symlink $W/elsewhere $WK/.claude
+claude-dir-ok OK mkdir $WK/.claude
+git-dir-ok OK mkdir $WK/sub/.git
+setflags-denied EACCES setflags $R/flags
+EOF
+
+cat >"$W/inside.sh" <<'EOF'
+W=$1
+mkdir -p "$W/work/sub"
+# Commands report through their exit status: 0 = done (the escape worked).
+while read -r name want args; do
+	set -- $args
+	if "$@" 2>/dev/null; then echo "$name OK"; else echo "$name EACCES"; fi
+done <"$W/cases"
+while read -r name want args; do
+	set -- $args
+	if [ "$1" = mknod-dev ]; then
+		# mknod(2) for a device node, through python: sbx-probe makes FIFOs.
+		got=$(python3 -c "
+import os, stat, sys
+try:
+    os.mknod(sys.argv[1], 0o600 | (stat.S_IFBLK if sys.argv[2] == 'b' else stat.S_IFCHR), os.makedev(7, 0)); print('OK')
+except PermissionError: print('EACCES')
+except OSError as e: print('E%d' % e.errno)" "$2" "$3")
+	else
+		got=$(sbx-probe "$@" 2>/dev/null)
+	fi
+	echo "$name $got"
+done <"$W/probes"
+EOF
+
+cd "$WK"
+sbx-bpf run --policy "$W/p.json" --events "$W/ev.json" -- sh "$W/inside.sh" "$W" >"$W/answers" 2>"$W/human"
+check run-exit-status "$?" 0
+cat "$W/cases" "$W/probes" | while read -r name want args; do
+	check "$name" "$(awk -v n="$name" '$1 == n { print $2 }' "$W/answers")" "$want"
+done
+
+NS="mandatory: no mounts or user namespaces in a sandbox"
+DEV="mandatory: no block devices or new device nodes"
+ev() {	# ev NAME OP PATH RULE-TEXT: at least one such event, all denials
+	check_json "$1/event" "$W/ev.json" \
+		"map(select(.op == \"$2\" and .path == \"$3\")) | length >= 1 and all(.[]; .rule.text == \"$4\" and .errno == 13)"
+}
+ev mount-tmpfs mount "$WK/mnt" "$NS"
+ev umount-outside-mount umount "$W/outside-mnt" "$NS"
+ev pivot-root pivot_root "$WK/new" "$NS"
+check_json userns/event "$W/ev.json" "map(select(.op == \"userns_create\")) | length >= 1 and .[0].rule.text == \"$NS\""
+check_json open-tree-clone/event "$W/ev.json" \
+	'map(select(.op == "read" and .path_unresolved)) | length == 1 and .[0].errno == 13'
+ev block-device-read read "$W/blkdev" "$DEV"
+ev mknod-block create "$WK/blk" "$DEV"
+ev mknod-char create "$WK/chr" "$DEV"
+check_json git-file/event "$W/ev.json" \
+	"map(select(.op == \"create\" and .path == \"$WK/sub/.git\")) | length == 1 and .[0].directory_only"
+check_json claude-symlink/event "$W/ev.json" \
+	"map(select(.op == \"symlink\" and .path == \"$WK/.claude\")) | length == 1 and .[0].directory_only"
+ev setflags-denied ioctl "$R/flags" "default: no allowWrite rule covers it"
+mountpoint -q "$W/outside-mnt" && pass outside-mount-still-there || fail outside-mount-still-there gone
+[ ! -e "$WK/blk" ] && [ ! -e "$WK/chr" ] && pass no-device-nodes-left || fail no-device-nodes-left exists
+grep -q "sbx-bpf: denied create $WK/sub/.git (mandatory: .git/.*; only a directory may have this name)" "$W/human" &&
+	pass human-line-directory-only || fail human-line-directory-only "$(grep '\.git' "$W/human")"
+
+# Outside the sandbox the same operations work (the hooks judge only sandboxes).
+check outside/mount "$(mount -t tmpfs none "$WK/mnt" && echo OK)" OK
+umount "$WK/mnt"
+check outside/userns "$(unshare -U true && echo OK)" OK
+check outside/setflags "$(sbx-probe setflags "$R/flags")" OK
+umount "$W/outside-mnt"
