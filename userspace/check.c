@@ -69,8 +69,7 @@ static int load(struct policy *p, const char *file, const char *preset, struct p
 
 	err = policy_env_default(&env, home, sizeof(home), cwd, sizeof(cwd));
 	if (err) {
-		snprintf(d->error, sizeof(d->error), "cannot tell the working directory: %s",
-			 strerror(-err));
+		policy_env_strerror(err, d->error, sizeof(d->error));
 		return err;
 	}
 	err = file ? policy_load(p, file, &env, d) : policy_load_preset(p, preset, &env, d);

@@ -1180,16 +1180,36 @@ static bool passwd_home(const char *name, uid_t uid, char *buf, size_t sz)
 	return found;
 }
 
+void policy_env_strerror(int err, char *buf, size_t sz)
+{
+	const char *sudo = getenv("SUDO_USER");
+
+	if (err == -ENOENT && sudo)
+		snprintf(buf, sz, "the home of SUDO_USER '%s' is not in /etc/passwd, so '~' cannot be "
+			 "expanded safely; set SBX_HOME to that user's home", sudo);
+	else
+		snprintf(buf, sz, "cannot determine the home and working directories: %s",
+			 strerror(-err));
+}
+
 int policy_env_default(struct policy_env *env, char *home_buf, size_t home_sz,
 		       char *cwd_buf, size_t cwd_sz)
 {
-	const char *sudo = getenv("SUDO_USER"), *home = getenv("HOME");
+	const char *sudo = getenv("SUDO_USER"), *home = getenv("HOME"), *forced = getenv("SBX_HOME");
 
 	env->home = env->cwd = NULL;
-	/* Under sudo, "~" means the user who ran sudo, not root. */
-	if (sudo && sudo[0] && geteuid() == 0 && passwd_home(sudo, 0, home_buf, home_sz))
+	if (forced && forced[0] == '/' && (size_t)snprintf(home_buf, home_sz, "%s", forced) < home_sz)
 		env->home = home_buf;
-	else if (home && home[0] == '/' && (size_t)snprintf(home_buf, home_sz, "%s", home) < home_sz)
+	/*
+	 * Under sudo, "~" means the user who ran sudo, not root. If that user's
+	 * home cannot be found, $HOME (root's, after sudo) would silently make
+	 * every "~" rule protect the wrong directory: fail instead.
+	 */
+	else if (sudo && sudo[0] && geteuid() == 0) {
+		if (!passwd_home(sudo, 0, home_buf, home_sz))
+			return -ENOENT;
+		env->home = home_buf;
+	} else if (home && home[0] == '/' && (size_t)snprintf(home_buf, home_sz, "%s", home) < home_sz)
 		env->home = home_buf;
 	else if (passwd_home(NULL, getuid(), home_buf, home_sz))
 		env->home = home_buf;

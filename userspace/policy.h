@@ -96,6 +96,8 @@ struct policy_diag {
  */
 int policy_env_default(struct policy_env *env, char *home_buf, size_t home_sz,
 		       char *cwd_buf, size_t cwd_sz);
+/* What a policy_env_default() error means, for people. */
+void policy_env_strerror(int err, char *buf, size_t sz);
 
 /*
  * Parse @file (with @file NULL: the "agent-default" preset) into @p, which

@@ -156,7 +156,8 @@ static int load_policy(struct run_opts *o)
 
 	err = policy_env_default(&env, home, sizeof(home), cwd, sizeof(cwd));
 	if (err) {
-		p_err("run: cannot determine the home and working directories: %s", strerror(-err));
+		policy_env_strerror(err, diag.error, sizeof(diag.error));
+		p_err("run: %s", diag.error);
 		return EXIT_USAGE;
 	}
 	if (o->policy_file)
@@ -224,7 +225,7 @@ int do_run(int argc, char **argv)
 	struct event_sink sink = { .human = stderr };
 	struct sbx_loader *l = NULL;
 	struct ring_buffer *rb = NULL;
-	char name[64];
+	char name[64], cg_path[PATH_MAX];
 	sigset_t mask, old;
 	int sfd = -1, err, ret = 1, status;
 	struct fs_compiled rules = {};
@@ -309,8 +310,15 @@ int do_run(int argc, char **argv)
 	status = supervise(child, rb, sfd);
 	ret = exit_code(status);
 out:
-	/* Leftover descendants (daemons, double forks) die with the cgroup. */
-	cgroup_destroy(&cg);
+	/*
+	 * Leftover descendants (daemons, double forks) die with the cgroup. Ones
+	 * that survive (stuck in the kernel) lose their confinement when the
+	 * programs go with this process: say so, loudly.
+	 */
+	snprintf(cg_path, sizeof(cg_path), "%s", cg.path);
+	if (cgroup_destroy(&cg))
+		p_err("processes survive in the sandbox cgroup %s and are no longer confined; "
+		      "kill them with: echo 1 > %s/cgroup.kill", cg_path, cg_path);
 	if (rb) {
 		ring_buffer__consume(rb);
 		ring_buffer__free(rb);

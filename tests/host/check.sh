@@ -86,6 +86,14 @@ done
 has unknown-preset err "unknown preset 'nope'"
 HOME=/nonexistent-sbx-home "$B" check --preset agent-default >out
 has preset-expands-home out "/nonexistent-sbx-home/.ssh"
+# Under sudo, ~ is SUDO_USER's home; one that cannot be found is an error, not root's home.
+SUDO_USER=root HOME=/elsewhere "$B" check --preset agent-default >out
+has sudo-user-home out "$(awk -F: '$1 == "root" { print $6 }' /etc/passwd)/.ssh"
+SUDO_USER=no-such-user-sbx "$B" check --preset agent-default >out 2>err
+check sudo-user-unknown-exit-2 "$?" 2
+has sudo-user-unknown-message err "SUDO_USER 'no-such-user-sbx' is not in /etc/passwd"
+SUDO_USER=no-such-user-sbx SBX_HOME=/sbx-home "$B" check --preset agent-default >out
+has sbx-home-wins out "/sbx-home/.ssh"
 
 "$B" check >/dev/null 2>&1; check no-policy-exit-2 "$?" 2
 "$B" check --preset agent-default good.json >/dev/null 2>&1; check two-policies-exit-2 "$?" 2
