@@ -98,3 +98,34 @@ umount "$WK/mnt"
 check outside/userns "$(unshare -U true && echo OK)" OK
 check outside/setflags "$(sbx-probe setflags "$R/flags")" OK
 umount "$W/outside-mnt"
+
+# chroot and a private mount namespace do not change the verdict: the path is
+# the file's place in the host's tree.
+mkdir -p "$W/jail/bin"
+cp /sbx/bin/sbx-probe "$W/jail/bin/"
+echo jailed >"$W/jail/secret"
+cat >"$W/p2.json" <<EOF2
+{ "filesystem": { "denyRead": ["$W/jail/secret", "/root/.ssh"], "allowWrite": ["$WK"] } }
+EOF2
+out=$(sbx-bpf run --policy "$W/p2.json" --events "$W/ev2.json" -- sh -c "
+	chroot $W/jail /bin/sbx-probe open /secret
+	chroot $W/jail /bin/sbx-probe open /bin/sbx-probe
+	unshare -m --propagation unchanged sbx-probe open /root/.ssh/id_rsa" 2>/dev/null | tr '\n' ' ')
+check chroot-and-private-mount-ns "$out" "EACCES OK EACCES "
+check_json chroot/event-host-path "$W/ev2.json" \
+	"map(select(.path == \"$W/jail/secret\")) | length == 1 and .[0].rule.text == \"denyRead $W/jail/secret\""
+check_json private-mount-ns/event "$W/ev2.json" \
+	'map(select(.path == "/root/.ssh/id_rsa")) | length == 1 and .[0].rule.text == "denyRead /root/.ssh"'
+
+# sbx-bpf interrupted: SIGTERM goes to the command; a setsid daemon it left
+# is killed with the cgroup; the cgroup and the policy are gone.
+sbx-bpf run --name e2e-int --policy "$W/p2.json" -- sh -c \
+	"setsid sleep 7771 </dev/null >/dev/null 2>&1 & touch $WK/int-ready; exec sleep 7772" 2>/dev/null &
+runpid=$!
+wait_for "$WK/int-ready" 300
+kill -TERM $runpid
+wait $runpid
+check interrupted/exit-143 "$?" 143
+[ ! -e /sys/fs/cgroup/sbx-bpf/e2e-int ] && pass interrupted/cgroup-removed || fail interrupted/cgroup-removed left
+pgrep -f 'sleep 777[12]' >/dev/null && fail interrupted/daemon-killed "$(pgrep -af 'sleep 777')" ||
+	pass interrupted/daemon-killed
