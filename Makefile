@@ -40,7 +40,7 @@ BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 BPF_PROGS  := fs probe
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
-CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c
+CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c userspace/lifecycle.c
 LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard userspace/*.c))
 # The preset policies, linked in as data (presets.S .incbin's policies/*.json).
 PRESETS	   := $(wildcard policies/*.json)
@@ -99,7 +99,7 @@ $(BUILD)/sbx-bpf: $(LIB_SRCS:userspace/%.c=$(BUILD)/static/%.o) $(CMD_SRCS:users
 # --- tests ------------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $^ -lcmocka $(STATIC_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $< $(LIB_OBJS) -lcmocka $(STATIC_LIBS)
 
 $(BUILD)/tests/bpf/fs_match_test: tests/bpf/fs_match_test.c $(BUILD)/tests/bpf/fs_match_test.skel.h \
 		$(LIB_OBJS) | $(BUILD)/tests/bpf

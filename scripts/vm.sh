@@ -37,7 +37,7 @@ ROOTFS_SUITE=bookworm
 # What the guest needs beyond minbase. Changing this list rebuilds the rootfs.
 ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3-minimal,jq,util-linux,coreutils,git
 # Modules the tests may load (dependencies come along).
-MODULES="veth dummy virtio_blk ext4 9p 9pnet_virtio"
+MODULES="veth dummy virtio_pci virtio_blk ext4 9p 9pnet_virtio"
 RECIPE_VERSION=1
 
 declare -A SUITE=([6.1]=bookworm [6.12]=trixie)
@@ -123,7 +123,8 @@ fetch_kernel() {
 	apt_update_suite "$suite"
 	read -r pkg ver < <(kernel_pkg "$suite")
 	KDIR=$CACHE/kernel/${pkg}_$ver
-	[ -f "$KDIR/ok" ] && return 0
+	# "ok" records the module list it was packed with: a new module repacks.
+	[ "$(cat "$KDIR/ok" 2>/dev/null)" = "$MODULES" ] && return 0
 	log "fetching $pkg $ver ($suite)"
 	tmp=$(mktemp -d)
 	(cd "$tmp" && apt_suite "$suite" apt-get -qq download "$pkg") || die "download of $pkg failed"
@@ -137,7 +138,7 @@ fetch_kernel() {
 	pack_modules "$tmp/x" "$kver" "$KDIR/modules.cpio"
 	echo "$kver" >"$KDIR/release"
 	rm -rf "$tmp"
-	touch "$KDIR/ok"
+	echo "$MODULES" >"$KDIR/ok"
 }
 
 # Sets ROOTFS to the cached root filesystem archive, building it if needed.
@@ -194,10 +195,13 @@ boot() {
 	# KVM on these machines needs special guests and hangs Debian kernels; only
 	# use it when asked to.
 	[ "${SBX_VM_KVM:-0}" = 1 ] && accel=(-accel kvm -cpu host)
+	# A scratch disk (/dev/vda in the guest) for the io.max tests; sparse, per run.
+	truncate -s 0 "$dir/disk.img" && truncate -s 256M "$dir/disk.img"
 	local cmd=(qemu-system-x86_64 "${accel[@]}" -m "$VM_MEM" -smp "$VM_SMP" -no-reboot
 		-kernel "$KDIR/vmlinuz" -initrd "$initrd"
 		-append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/sbx/init"
-		-device virtio-rng-pci)
+		-device virtio-rng-pci
+		-drive "file=$dir/disk.img,if=virtio,format=raw")
 	if [ "$mode" = shell ]; then
 		exec "${cmd[@]}" -nographic
 	fi

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -92,8 +93,95 @@ int cgroup_id_of(const char *path, __u64 *id)
 	return 0;
 }
 
-int cgroup_create(const char *name, struct sbx_cgroup *cg)
+static const char *const controller_names[CGROUP_CTRL__COUNT] = { "cpu", "memory", "io", "pids" };
+
+const char *cgroup_controller_name(unsigned bit_index)
 {
+	return bit_index < CGROUP_CTRL__COUNT ? controller_names[bit_index] : "?";
+}
+
+/* Controller names listed in @text (cgroup.controllers), as bits. */
+static unsigned controllers_in(const char *text)
+{
+	unsigned mask = 0;
+	char buf[512], *tok, *save;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		for (unsigned i = 0; i < CGROUP_CTRL__COUNT; i++)
+			if (!strcmp(tok, controller_names[i]))
+				mask |= 1u << i;
+	return mask;
+}
+
+int cgroup_available_controllers(unsigned *mask)
+{
+	char v2[PATH_MAX], path[PATH_MAX + 32], buf[512];
+	int n;
+
+	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
+		return -ENOTSUP;
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", v2);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	*mask = controllers_in(buf);
+	return 0;
+}
+
+/*
+ * Enable @ctrl for the children of @dir. A cgroup holding processes cannot
+ * have controllers for its children (the no-internal-process rule; the
+ * cgroup2 root is exempt): its processes move to a leaf child first, as
+ * systemd does for delegated subtrees.
+ */
+static int enable_controllers(const char *dir, unsigned ctrl)
+{
+	char path[PATH_MAX + 64], want[128] = "", procs[4096], leaf[PATH_MAX + 32];
+	int err;
+
+	for (unsigned i = 0; i < CGROUP_CTRL__COUNT; i++)
+		if (ctrl & (1u << i))
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "+%s ",
+				 controller_names[i]);
+	if (!want[0])
+		return 0;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	err = write_file(path, want);
+	if (err != -EBUSY)
+		return err;
+	snprintf(leaf, sizeof(leaf), "%s/sbx-bpf-leaf", dir);
+	if (mkdir(leaf, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (read_file(path, procs, sizeof(procs)) < 0)
+		return -EBUSY;
+	snprintf(leaf, sizeof(leaf), "%s/sbx-bpf-leaf/cgroup.procs", dir);
+	for (char *tok = strtok(procs, "\n"); tok; tok = strtok(NULL, "\n"))
+		write_file(leaf, tok);	/* a process may exit meanwhile */
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	return write_file(path, want);
+}
+
+int cgroup_sbx_root(const char *v2, char *out, size_t sz, bool *delegated)
+{
+	const char *env = getenv("SBX_CGROUP_ROOT");
+	char real[PATH_MAX];
+	size_t n = strlen(v2);
+
+	*delegated = env && env[0];
+	if (!*delegated)
+		return (size_t)snprintf(out, sz, "%s/%s", v2, SBX_CGROUP_ROOT_NAME) < sz ? 0 : -ENAMETOOLONG;
+	if (env[0] != '/' || !realpath(env, real))
+		return -EINVAL;
+	if (strncmp(real, v2, n) || real[n] != '/')
+		return -EXDEV;	/* not a cgroup below the cgroup2 mount */
+	return (size_t)snprintf(out, sz, "%s", real) < sz ? 0 : -ENAMETOOLONG;
+}
+
+int cgroup_create(const char *name, unsigned ctrl, struct sbx_cgroup *cg)
+{
+	bool delegated;
 	char v2[PATH_MAX], root[PATH_MAX], path[PATH_MAX];
 	int err;
 
@@ -103,9 +191,20 @@ int cgroup_create(const char *name, struct sbx_cgroup *cg)
 	cg->root_fd = -1;
 	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
 		return -ENOTSUP;
-	snprintf(root, sizeof(root), "%s/%s", v2, SBX_CGROUP_ROOT_NAME);
-	if (mkdir(root, 0755) && errno != EEXIST)
-		return -errno;
+	err = cgroup_sbx_root(v2, root, sizeof(root), &delegated);
+	if (err)
+		return err;
+	/* A delegated root is someone else's to set up above; ours we make. */
+	if (!delegated) {
+		err = enable_controllers(v2, ctrl);
+		if (err)
+			return err;
+		if (mkdir(root, 0755) && errno != EEXIST)
+			return -errno;
+	}
+	err = enable_controllers(root, ctrl);
+	if (err)
+		return err;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, name) >= sizeof(path))
 		return -ENAMETOOLONG;
 	if (mkdir(path, 0755))
@@ -122,6 +221,32 @@ int cgroup_create(const char *name, struct sbx_cgroup *cg)
 	cg->root_fd = open(root, O_DIRECTORY | O_CLOEXEC);	/* optional: a fast path only */
 	memcpy(cg->path, path, sizeof(path));
 	return 0;
+}
+
+int cgroup_write(const struct sbx_cgroup *cg, const char *file, const char *value)
+{
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", cg->path, file);
+	return write_file(p, value);
+}
+
+int cgroup_read(const struct sbx_cgroup *cg, const char *file, char *buf, size_t sz)
+{
+	char p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", cg->path, file);
+	return read_file(p, buf, sz);
+}
+
+long long cgroup_keyed_value(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, key, n) && line[n] == ' ')
+			return strtoll(line + n + 1, NULL, 10);
+	return -1;
 }
 
 /* The child side of cgroup_spawn: default signals, exec, report errno. */

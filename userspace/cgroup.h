@@ -4,6 +4,7 @@
 #define SBX_CGROUP_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -34,8 +35,39 @@ struct sbx_cgroup {
 	int root_fd;		/* O_DIRECTORY of <cgroup2>/sbx-bpf, every sandbox's parent */
 };
 
-/* Create <cgroup2>/sbx-bpf/@name. -EEXIST if it is there already. */
-int cgroup_create(const char *name, struct sbx_cgroup *cg);
+/*
+ * Where sandboxes are created: $SBX_CGROUP_ROOT when set (a cgroup delegated
+ * to sbx-bpf, e.g. by a systemd unit with Delegate=yes: it must exist and
+ * lie under the cgroup2 mount @v2; sbx-bpf touches nothing above it), else
+ * <v2>/sbx-bpf. *@delegated tells which. 0, -EINVAL or -EXDEV.
+ */
+int cgroup_sbx_root(const char *v2, char *out, size_t sz, bool *delegated);
+
+/* Controllers, as bits in the order of cgroup_controller_name(). */
+#define CGROUP_CTRL_CPU		(1u << 0)
+#define CGROUP_CTRL_MEMORY	(1u << 1)
+#define CGROUP_CTRL_IO		(1u << 2)
+#define CGROUP_CTRL_PIDS	(1u << 3)
+#define CGROUP_CTRL__COUNT	4
+
+const char *cgroup_controller_name(unsigned bit_index);	/* "cpu", "memory", "io", "pids" */
+/* Controllers the cgroup2 root offers (cgroup.controllers), as CGROUP_CTRL_* bits. */
+int cgroup_available_controllers(unsigned *mask);
+
+/*
+ * Create <cgroup2>/sbx-bpf/@name with the controllers @ctrl enabled for it:
+ * "+ctrl" goes into cgroup.subtree_control top-down, from the cgroup2 root
+ * to sbx-bpf's own cgroup. -EEXIST if the sandbox is there already;
+ * -ENOTSUP without a unified cgroup2 hierarchy. On error nothing of the
+ * sandbox is left (sbx-bpf's parent cgroup may stay: it is shared).
+ */
+int cgroup_create(const char *name, unsigned ctrl, struct sbx_cgroup *cg);
+/* Write @value to the control file @file of @cg. 0 or -errno. */
+int cgroup_write(const struct sbx_cgroup *cg, const char *file, const char *value);
+/* Read control file @file of @cg into @buf. Bytes read or -errno. */
+int cgroup_read(const struct sbx_cgroup *cg, const char *file, char *buf, size_t sz);
+/* The number after "@key " in a flat-keyed file such as memory.events; -1 if absent. */
+long long cgroup_keyed_value(const char *text, const char *key);
 /* The id of the cgroup at @path (what bpf_get_current_cgroup_id returns). */
 int cgroup_id_of(const char *path, __u64 *id);
 /*

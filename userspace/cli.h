@@ -27,5 +27,9 @@ int cli_common_opt(int c);
 int do_run(int argc, char **argv);
 int do_doctor(int argc, char **argv);
 int do_check(int argc, char **argv);
+int do_kill(int argc, char **argv);
+int do_freeze(int argc, char **argv);
+int do_thaw(int argc, char **argv);
+int do_stats(int argc, char **argv);
 
 #endif

@@ -187,6 +187,32 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+void events_lifecycle(struct event_sink *sink, const char *event, const char *detail)
+{
+	struct timespec now;
+	char ts[64];
+	json_t *obj;
+
+	if (sink->human) {
+		fprintf(sink->human, "sbx-bpf: %s in sandbox %s: %s\n", event,
+			sink->sandbox ? sink->sandbox : "?", detail);
+		fflush(sink->human);
+	}
+	if (!sink->json)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	event_time((__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec, ts, sizeof(ts));
+	obj = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?}", "schema", SBX_EVENT_SCHEMA,
+			"type", "lifecycle", "time", ts, "event", event, "detail", detail,
+			"sandbox", sink->sandbox);
+	if (!obj)
+		return;
+	json_dumpf(obj, sink->json, JSON_COMPACT);
+	fputc('\n', sink->json);
+	fflush(sink->json);
+	json_decref(obj);
+}
+
 struct ring_buffer *events_open(int map_fd, struct event_sink *sink)
 {
 	return ring_buffer__new(map_fd, handle_event, sink, NULL);

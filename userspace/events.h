@@ -36,6 +36,12 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, char *
 /* The JSON object of one event (caller owns the reference). */
 json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *sandbox);
 
+/*
+ * A lifecycle fact about the sandbox as a whole (oom_kill, pids_max,
+ * timeout, killed, frozen, thawed) on the same outputs as violations.
+ */
+void events_lifecycle(struct event_sink *sink, const char *event, const char *detail);
+
 /* A ring buffer on @map_fd delivering to @sink. NULL with errno on failure. */
 struct ring_buffer *events_open(int map_fd, struct event_sink *sink);
 

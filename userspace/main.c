@@ -30,6 +30,10 @@ static const struct cmd cmds[] = {
 	{ "run", do_run, "run a command inside a new sandbox" },
 	{ "doctor", do_doctor, "check whether this host can enforce, and how to fix it" },
 	{ "check", do_check, "validate a policy and show the rules it compiles to" },
+	{ "stats", do_stats, "show a sandbox's cpu, memory, io and pids usage" },
+	{ "freeze", do_freeze, "stop every process of a sandbox (cgroup.freeze)" },
+	{ "thaw", do_thaw, "resume a frozen sandbox" },
+	{ "kill", do_kill, "SIGKILL every process of a sandbox, now" },
 	{ "version", do_version, "print the version" },
 	{ "help", do_help, "show this help" },
 };

@@ -8,6 +8,7 @@
  * only once the whole input is valid: a caller never holds half a policy.
  * Nothing here prints; problems come back in struct policy_diag.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pwd.h>
@@ -178,13 +179,24 @@ static size_t edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
+/* "io-read-bps", "io_read_bps", "IOREADBPS" all spell ioReadBps: case, '-' and '_' aside. */
+static bool same_words(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		a += strspn(a, "-_");
+		b += strspn(b, "-_");
+		if (!*a || !*b || tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return !*a && !*b;
+	}
+}
+
 static const char *closest_key(const char *key, const struct key_def *defs, size_t n)
 {
 	size_t best = SIZE_MAX, limit = strlen(key) / 4 > 2 ? strlen(key) / 4 : 2;
 	const char *name = NULL;
 
 	for (size_t i = 0; i < n; i++) {
-		size_t d = strcasecmp(key, defs[i].name) ? edit_distance(key, defs[i].name) : 0;
+		size_t d = same_words(key, defs[i].name) ? 0 : edit_distance(key, defs[i].name);
 
 		if (d < best) {
 			best = d;
@@ -748,15 +760,72 @@ static int parse_mode(struct pctx *c, json_t *v, long off, size_t arg)
 	return 0;
 }
 
-/* Its contents belong to the limits work; kept as text until then. */
+/*
+ * limits: the flags of `run` in camelCase, each value parsed by limits.c
+ * exactly as the flag's ("2G", "150%"), so the unit rules and messages are
+ * one. A whole number may be a JSON integer ("pids": 256). The io keys take
+ * an array of the flag's "DEV=RATE" strings.
+ */
+static const char *const limit_flags[] = {
+	"cpu", "cpu-weight", "memory", "memory-high", "swap-max", "io-read-bps", "io-write-bps",
+	"io-read-iops", "io-write-iops", "pids", "timeout",
+};
+
+static int set_limit(struct pctx *c, const char *label, const char *s, long off, size_t flag)
+{
+	char err[512];
+
+	if (limits_parse(&c->p->limits, limit_flags[flag], s, label, err, sizeof(err)))
+		return fail(c, off, "%s", err);
+	return 0;
+}
+
+static int parse_limit(struct pctx *c, json_t *v, long off, size_t flag)
+{
+	char num[24];
+
+	if (json_is_integer(v)) {
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+		return set_limit(c, here(c), num, off, flag);
+	}
+	if (!json_is_string(v))
+		return fail_type(c, v, off, "a string or a whole number");
+	return set_limit(c, here(c), json_string_value(v), off, flag);
+}
+
+static int io_limit_cb(struct pctx *c, const char *s, long off, size_t flag)
+{
+	char label[256];
+
+	return set_limit(c, path_str(c, c->depth - 1, label, sizeof(label)), s, off, flag);
+}
+
+static int parse_io_limit(struct pctx *c, json_t *v, long off, size_t flag)
+{
+	if (!json_is_array(v))
+		return fail_type(c, v, off, "an array of \"DEV=RATE\" strings");
+	return for_each_string(c, v, off, io_limit_cb, flag);
+}
+
+static const struct key_def limits_keys[] = {
+	{ "cpu", parse_limit, 0 },
+	{ "cpuWeight", parse_limit, 1 },
+	{ "memory", parse_limit, 2 },
+	{ "memoryHigh", parse_limit, 3 },
+	{ "swapMax", parse_limit, 4 },
+	{ "ioReadBps", parse_io_limit, 5 },
+	{ "ioWriteBps", parse_io_limit, 6 },
+	{ "ioReadIops", parse_io_limit, 7 },
+	{ "ioWriteIops", parse_io_limit, 8 },
+	{ "pids", parse_limit, 9 },
+	{ "timeout", parse_limit, 10 },
+	{ "oomGroup", parse_bool, offsetof(struct policy, limits.oom_group) },
+};
+
 static int parse_limits(struct pctx *c, json_t *v, long off, size_t arg)
 {
 	(void)arg;
-	if (!json_is_object(v))
-		return fail_type(c, v, off, "an object");
-	free(c->p->limits_json);
-	c->p->limits_json = json_dumps(v, JSON_COMPACT);
-	return c->p->limits_json ? 0 : -ENOMEM;
+	return parse_object(c, v, off, limits_keys, ARRAY_SIZE(limits_keys));
 }
 
 /* credentials.files: srt's "deny" (and "mask", which we cannot do) become denyRead. */
@@ -966,6 +1035,7 @@ int policy_load_string(struct policy *p, const char *name, const char *json,
 	json_t *root;
 	int err;
 
+	limits_init(&tmp.limits);
 	root = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		snprintf(c.diag->error, sizeof(c.diag->error), "%s:%d:%d: invalid JSON: %s", name,
@@ -1240,7 +1310,6 @@ void policy_free(struct policy *p)
 	free(p->rules);
 	free(p->name);
 	free(p->description);
-	free(p->limits_json);
 	strv_free(&p->net.allowed_domains, &p->net.nr_allowed_domains);
 	strv_free(&p->net.denied_domains, &p->net.nr_denied_domains);
 	strv_free(&p->net.allow_unix_sockets, &p->net.nr_allow_unix_sockets);
@@ -1277,6 +1346,23 @@ static void print_network(const struct policy_network *n, FILE *out)
 		"allowLoopback", n->allow_loopback ? "true" : "false");
 }
 
+/* The cgroup files the limits write, then the timeout. */
+static void print_limits(const struct sbx_limits *l, FILE *out)
+{
+	struct limit_write w[LIMITS_WRITES_MAX];
+	int n = limits_writes(l, w, ARRAY_SIZE(w));
+	char t[64];
+
+	fprintf(out, "limits:\n");
+	for (int i = 0; i < n; i++)
+		fprintf(out, "  %-25s%s\n", w[i].file, w[i].value);
+	limits_format_duration(l->timeout_ms, t, sizeof(t));
+	if (l->timeout_ms == LIMIT_UNSET)
+		fprintf(out, "  %-25s(none)\n", "timeout");
+	else
+		fprintf(out, "  %-25s%s (%lld ms)\n", "timeout", t, l->timeout_ms);
+}
+
 void policy_print(const struct policy *p, FILE *out)
 {
 	fprintf(out, "policy %s (%s)\n", p->name ? p->name : "(command line)",
@@ -1291,7 +1377,7 @@ void policy_print(const struct policy *p, FILE *out)
 			rule_scope_name(r->scope), r->path, r->text, r->origin);
 	}
 	print_network(&p->net, out);
-	fprintf(out, "limits: %s\n", p->limits_json ? p->limits_json : "(none)");
+	print_limits(&p->limits, out);
 }
 
 static json_t *strv_json(char *const *v, size_t n)
@@ -1318,6 +1404,27 @@ static json_t *network_json(const struct policy_network *n)
 			 "allowLoopback", n->allow_loopback);
 }
 
+/* {"cpu.max": "150000 100000", …, "io.max": ["8:0 rbps=5000000"], "timeout_ms": 1800000|null} */
+static json_t *limits_json(const struct sbx_limits *l)
+{
+	struct limit_write w[LIMITS_WRITES_MAX];
+	int n = limits_writes(l, w, ARRAY_SIZE(w));
+	json_t *o = json_object(), *io = json_array();
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(w[i].file, "io.max"))
+			json_array_append_new(io, json_string(w[i].value));
+		else
+			json_object_set_new(o, w[i].file, json_string(w[i].value));
+	if (json_array_size(io))
+		json_object_set_new(o, "io.max", io);
+	else
+		json_decref(io);
+	json_object_set_new(o, "timeout_ms", l->timeout_ms == LIMIT_UNSET ? json_null() :
+			    json_integer(l->timeout_ms));
+	return o;
+}
+
 char *policy_to_json(const struct policy *p)
 {
 	json_t *rules = json_array(), *doc;
@@ -1336,7 +1443,7 @@ char *policy_to_json(const struct policy *p)
 			"mode", p->mode == POLICY_AUDIT ? "audit" : "enforce",
 			"allowGitConfig", p->allow_git_config, "rules", rules,
 			"network", network_json(&p->net),
-			"limits", p->limits_json ? json_loads(p->limits_json, 0, NULL) : json_null());
+			"limits", limits_json(&p->limits));
 	s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	return s;

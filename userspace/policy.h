@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "sbx_limits.h"
+
 struct sbx_loader;
 
 enum rule_kind {
@@ -71,7 +73,7 @@ struct policy {
 	struct policy_rule *rules;
 	size_t nr_rules;
 	struct policy_network net;	/* parsed and validated; enforced by the network work */
-	char *limits_json;	/* the "limits" object as JSON text, NULL if absent (limits work) */
+	struct sbx_limits limits;	/* the "limits" object, parsed; limits_init()'s when absent */
 };
 
 /* Where ~ and relative paths point. */

@@ -15,7 +15,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 
@@ -23,6 +25,7 @@
 #include "cli.h"
 #include "events.h"
 #include "fsrules.h"
+#include "sbx_limits.h"
 #include "loader.h"
 #include "policy.h"
 #include "util.h"
@@ -44,8 +47,18 @@ struct run_opts {
 	struct run_flag_rule *flag_rules;
 	size_t nr_flag_rules;
 	struct policy policy;
+	struct sbx_limits flag_limits;	/* limits from flags: they win over the policy's */
+	struct sbx_limits limits;	/* what applies */
 	char **argv;
 };
+
+/* Exit codes for what happened to the tree as a whole (documented in --help). */
+#define EXIT_PIDS_MAX	122	/* the tree hit pids.max and the command failed */
+#define EXIT_OOM	123	/* a process of the tree was killed for memory.max */
+#define EXIT_TIMEOUT	124	/* --timeout expired: the tree was killed (as timeout(1)) */
+
+/* The limit flags (--cpu, --memory, …) are limits_flag_name(0..); room for them in the option table. */
+#define MAX_LIMIT_FLAGS	32
 
 static void run_usage(FILE *out)
 {
@@ -64,13 +77,27 @@ static void run_usage(FILE *out)
 		"  --allow-write PATH     specific rule wins\n"
 		"  --deny-write PATH\n"
 		"  --audit              deny nothing; report what would be denied\n"
+		"\n"
+		"Limits (they win over the policy's \"limits\"; see docs/policy.md):\n"
+		"  --cpu 150%%          CPU time, percent of one CPU (cpu.max)\n"
+		"  --cpu-weight N       1..10000 (cpu.weight)\n"
+		"  --memory 2G          memory.max (K, M, G, T: base 1024; 'max')\n"
+		"  --memory-high 1G     memory.high;  --swap-max 0  memory.swap.max\n"
+		"  --io-read-bps DEV=5M, --io-write-bps DEV=5M, --io-read-iops DEV=N,\n"
+		"  --io-write-iops DEV=N  io.max for the block device DEV or the one a file\n"
+		"                       is on (K, M, G, T: base 1000)\n"
+		"  --pids 256           pids.max\n"
+		"  --timeout 30m        wall clock (ms, s, m, h, d; '1h30m'); then the tree is killed\n"
+		"  An out-of-memory kill takes the whole tree (memory.oom.group=1).\n"
 		"  --events FILE        also write events as JSON lines to FILE ('-' = stdout)\n"
 		"  -j, --json           JSON errors\n"
 		"  -v, --verbose        libbpf messages\n"
 		"\n"
 		"Exit status: COMMAND's own; 128+N if it was killed by signal N;\n"
-		"1 if the sandbox could not be set up; 2 for a bad command line or policy;\n"
-		"127 if COMMAND could not be executed.\n");
+		"1 if the sandbox could not be set up; 2 for a bad command line, policy or limit;\n"
+		"127 if COMMAND could not be executed; and, overriding COMMAND's status:\n"
+		"124 the timeout expired and the tree was killed; 123 the tree was killed\n"
+		"for exceeding memory.max; 122 the tree hit pids.max and COMMAND failed.\n");
 }
 
 static int add_flag_rule(struct run_opts *o, enum rule_kind kind, const char *origin)
@@ -87,7 +114,7 @@ static int add_flag_rule(struct run_opts *o, enum rule_kind kind, const char *or
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
 	enum { OPT_DENY_READ = 256, OPT_ALLOW_READ, OPT_ALLOW_WRITE, OPT_DENY_WRITE, OPT_AUDIT,
-	       OPT_EVENTS, OPT_NAME, OPT_POLICY, OPT_PRESET };
+	       OPT_EVENTS, OPT_NAME, OPT_POLICY, OPT_PRESET, OPT_LIMIT = 512 };
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -103,12 +130,32 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	static struct option all[64];
 	int c, err = 0;
+	char msg[512];
 
+	if (!all[0].name) {	/* the fixed options, then one per limit flag */
+		size_t n = 0;
+
+		for (; opts[n].name; n++)
+			all[n] = opts[n];
+		for (size_t i = 0; limits_flag_name(i) && i < MAX_LIMIT_FLAGS; i++, n++)
+			all[n] = (struct option){ limits_flag_name(i), required_argument, NULL,
+						  OPT_LIMIT + (int)i };
+	}
 	/* "+": options end at the command, even without "--". */
-	while ((c = getopt_long(argc, argv, "+jvh", opts, NULL)) != -1) {
+	limits_init(&o->flag_limits);
+	while ((c = getopt_long(argc, argv, "+jvh", all, NULL)) != -1) {
 		if (cli_common_opt(c))
 			continue;
+		if (c >= OPT_LIMIT && c < OPT_LIMIT + MAX_LIMIT_FLAGS) {
+			if (limits_set(&o->flag_limits, limits_flag_name((size_t)(c - OPT_LIMIT)), optarg,
+				       msg, sizeof(msg))) {
+				p_err("run: %s", msg);
+				return EXIT_USAGE;
+			}
+			continue;
+		}
 		switch (c) {
 		case OPT_NAME: o->name = optarg; break;
 		case OPT_POLICY: o->policy_file = optarg; break;
@@ -177,23 +224,187 @@ static int load_policy(struct run_opts *o)
 	}
 	if (o->policy.mode == POLICY_AUDIT)
 		o->audit = true;
+	o->limits = o->policy.limits;
+	err = limits_merge(&o->limits, &o->flag_limits);
+	if (err) {
+		p_err("run: more than %d devices with io limits", LIMITS_IO_MAX);
+		return EXIT_USAGE;
+	}
 	return 0;
 }
 
-/* Wait for the child while relaying signals and events. Returns its wait status. */
-static int supervise(pid_t child, struct ring_buffer *rb, int sfd)
+/*
+ * The controllers the limits need must exist before anything is created:
+ * a limit that cannot be enforced is an error, never silently dropped.
+ * memory.oom.group is a default, not a limit asked for: it is only dropped.
+ */
+static int check_controllers(struct run_opts *o, unsigned *ctrl)
 {
-	struct pollfd fds[2] = {
+	unsigned need = limits_controllers(&o->limits), have = 0;
+	int err = cgroup_available_controllers(&have);
+
+	if (err == -ENOTSUP) {
+		p_err("run: cgroup v2 is not the unified hierarchy here; boot with "
+		      "systemd.unified_cgroup_hierarchy=1 (run 'sbx-bpf doctor')");
+		return 1;	/* the host cannot sandbox: not a usage error */
+	}
+	if (err) {
+		p_err("run: cannot read the available cgroup controllers: %s", strerror(-err));
+		return 1;
+	}
+	if (o->limits.oom_group && !(have & CGROUP_CTRL_MEMORY) &&
+	    o->limits.memory_max == LIMIT_UNSET && o->limits.memory_high == LIMIT_UNSET &&
+	    o->limits.swap_max == LIMIT_UNSET) {
+		o->limits.oom_group = false;
+		need &= ~(unsigned)CGROUP_CTRL_MEMORY;
+	}
+	for (unsigned i = 0; i < CGROUP_CTRL__COUNT; i++) {
+		if ((need & (1u << i)) && !(have & (1u << i))) {
+			p_err("run: the %s controller is not available in this cgroup hierarchy, so its "
+			      "limits cannot be enforced", cgroup_controller_name(i));
+			return EXIT_USAGE;
+		}
+	}
+	*ctrl = need;
+	return 0;
+}
+
+/* Write every limit into the new cgroup; the kernel may still refuse one. */
+static int apply_limits(const struct run_opts *o, const struct sbx_cgroup *cg)
+{
+	struct limit_write w[LIMITS_IO_MAX + 16];
+	int n = limits_writes(&o->limits, w, sizeof(w) / sizeof(w[0]));
+
+	if (n < 0) {
+		p_err("run: too many limits: %s", strerror(-n));
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < n; i++) {
+		int err = cgroup_write(cg, w[i].file, w[i].value);
+
+		if (err) {
+			p_err("run: the kernel refused %s = '%s': %s", w[i].file, w[i].value,
+			      strerror(-err));
+			return err == -EINVAL || err == -ERANGE ? EXIT_USAGE : 1;
+		}
+	}
+	return 0;
+}
+
+/* What the cgroup reports about the tree: counters seen, timer, results. */
+struct tree_watch {
+	int ifd;		/* inotify on memory.events, pids.events, cgroup.events */
+	int tfd;		/* timerfd for --timeout, or -1 */
+	long long oom_kill, pids_max, frozen;
+	bool timed_out, oom, pids_hit;
+};
+
+static long long keyed(const struct sbx_cgroup *cg, const char *file, const char *key)
+{
+	char buf[1024];
+
+	if (cgroup_read(cg, file, buf, sizeof(buf)) < 0)
+		return -1;
+	return cgroup_keyed_value(buf, key);
+}
+
+static void watch_open(struct tree_watch *tw, const struct sbx_cgroup *cg, long long timeout_ms)
+{
+	static const char *const files[] = { "memory.events", "pids.events", "cgroup.events" };
+	char p[PATH_MAX + 32];
+
+	*tw = (struct tree_watch){ .tfd = -1 };
+	tw->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	for (size_t i = 0; tw->ifd >= 0 && i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", cg->path, files[i]);
+		inotify_add_watch(tw->ifd, p, IN_MODIFY);	/* absent without its controller */
+	}
+	tw->oom_kill = keyed(cg, "memory.events", "oom_kill");
+	tw->pids_max = keyed(cg, "pids.events", "max");
+	tw->frozen = keyed(cg, "cgroup.events", "frozen");
+	if (timeout_ms > 0) {
+		struct itimerspec its = { .it_value = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000 } };
+
+		tw->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (tw->tfd >= 0)
+			timerfd_settime(tw->tfd, 0, &its, NULL);
+	}
+}
+
+static void watch_close(struct tree_watch *tw)
+{
+	if (tw->ifd >= 0)
+		close(tw->ifd);
+	if (tw->tfd >= 0)
+		close(tw->tfd);
+}
+
+/* Compare the counters with what was seen last; report what grew. */
+static void watch_check(struct tree_watch *tw, const struct sbx_cgroup *cg, struct event_sink *sink)
+{
+	char buf[4096], detail[128];
+	long long v;
+
+	if (tw->ifd >= 0)
+		while (read(tw->ifd, buf, sizeof(buf)) > 0)
+			;
+	v = keyed(cg, "memory.events", "oom_kill");
+	if (v > tw->oom_kill && tw->oom_kill >= 0) {
+		snprintf(detail, sizeof(detail), "%lld process(es) killed for exceeding memory.max",
+			 v - tw->oom_kill);
+		events_lifecycle(sink, "oom_kill", detail);
+		tw->oom = true;
+	}
+	tw->oom_kill = v;
+	v = keyed(cg, "pids.events", "max");
+	if (v > tw->pids_max && tw->pids_max >= 0) {
+		snprintf(detail, sizeof(detail), "%lld fork(s) refused at pids.max", v - tw->pids_max);
+		events_lifecycle(sink, "pids_max", detail);
+		tw->pids_hit = true;
+	}
+	tw->pids_max = v;
+	v = keyed(cg, "cgroup.events", "frozen");
+	if (v >= 0 && tw->frozen >= 0 && v != tw->frozen)
+		events_lifecycle(sink, v ? "frozen" : "thawed", v ? "the tree is frozen" : "the tree runs again");
+	tw->frozen = v;
+}
+
+static void watch_timeout(struct tree_watch *tw, const struct sbx_cgroup *cg, struct event_sink *sink,
+			  const struct run_opts *o)
+{
+	char detail[128];
+	__u64 ticks;
+
+	if (read(tw->tfd, &ticks, sizeof(ticks)) != sizeof(ticks) || tw->timed_out)
+		return;
+	tw->timed_out = true;
+	snprintf(detail, sizeof(detail), "--timeout of %lld ms expired; killing the tree",
+		 o->limits.timeout_ms);
+	events_lifecycle(sink, "timeout", detail);
+	cgroup_kill_all(cg);
+}
+
+/* Wait for the child while relaying signals and events. Returns its wait status. */
+static int supervise(pid_t child, struct ring_buffer *rb, int sfd, struct tree_watch *tw,
+		     const struct sbx_cgroup *cg, struct event_sink *sink, const struct run_opts *o)
+{
+	struct pollfd fds[4] = {
 		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
 		{ .fd = sfd, .events = POLLIN },
+		{ .fd = tw->ifd, .events = POLLIN },
+		{ .fd = tw->tfd, .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
 	int status;
 
 	for (;;) {
-		if (poll(fds, 2, 1000) < 0 && errno != EINTR)
+		if (poll(fds, 4, 1000) < 0 && errno != EINTR)
 			break;
 		ring_buffer__consume(rb);
+		if (fds[2].revents & POLLIN)
+			watch_check(tw, cg, sink);
+		if (fds[3].revents & POLLIN)
+			watch_timeout(tw, cg, sink, o);
 		if (!(fds[1].revents & POLLIN))
 			continue;
 		if (read(sfd, &si, sizeof(si)) != sizeof(si))
@@ -209,14 +420,28 @@ static int supervise(pid_t child, struct ring_buffer *rb, int sfd)
 	return status;
 }
 
-static int exit_code(int status)
+/* The exit status: the tree's fate first (see --help), else the command's own. */
+static int run_status(int status, const struct tree_watch *tw, struct event_sink *sink)
 {
+	int ret;
+
 	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
+		ret = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		ret = 128 + WTERMSIG(status);
+	else
+		ret = 1;
+	if (tw->timed_out)
+		return EXIT_TIMEOUT;
+	if (tw->oom)
+		return EXIT_OOM;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		events_lifecycle(sink, "killed", "the command was killed with SIGKILL");
+	if (tw->pids_hit && ret != 0)
+		return EXIT_PIDS_MAX;
+	return ret;
 }
+
 
 int do_run(int argc, char **argv)
 {
@@ -229,13 +454,17 @@ int do_run(int argc, char **argv)
 	sigset_t mask, old;
 	int sfd = -1, err, ret = 1, status;
 	struct fs_compiled rules = {};
+	struct tree_watch tw = { .ifd = -1, .tfd = -1 };
 	bool registered = false, installed = false;
+	unsigned ctrl = 0;
 	__u64 lost = 0;
 	pid_t child;
 
 	err = parse_run_opts(argc, argv, &o);
 	if (!err)
 		err = load_policy(&o);
+	if (!err)
+		err = check_controllers(&o, &ctrl);
 	if (err) {
 		ret = err < 0 ? 0 : err;
 		goto out;
@@ -259,10 +488,20 @@ int do_run(int argc, char **argv)
 		p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
 		goto out;
 	}
-	err = cgroup_create(o.name, &cg);
+	err = cgroup_create(o.name, ctrl, &cg);
+	if (!err) {
+		ret = apply_limits(&o, &cg);
+		if (ret)
+			goto out;
+		ret = 1;
+	}
 	if (err) {
-		p_err("cannot create the sandbox cgroup '%s': %s%s", o.name, strerror(-err),
-		      err == -ENOTSUP ? " (cgroup v2 is not the unified hierarchy; run 'sbx-bpf doctor')" : "");
+		if ((err == -EINVAL || err == -EXDEV) && getenv("SBX_CGROUP_ROOT"))
+			p_err("SBX_CGROUP_ROOT '%s' must be an existing cgroup below the cgroup2 mount",
+			      getenv("SBX_CGROUP_ROOT"));
+		else
+			p_err("cannot create the sandbox cgroup '%s': %s%s", o.name, strerror(-err),
+			      err == -ENOTSUP ? " (cgroup v2 is not the unified hierarchy; run 'sbx-bpf doctor')" : "");
 		goto out;
 	}
 	if (cg.root_fd >= 0 && loader__set_scope(l, cg.root_fd))
@@ -301,14 +540,16 @@ int do_run(int argc, char **argv)
 		p_err("signalfd: %s", strerror(errno));
 		goto out;
 	}
+	watch_open(&tw, &cg, o.limits.timeout_ms);
 	child = cgroup_spawn(&cg, o.argv);
 	if (child < 0) {
 		p_err("cannot execute '%s': %s", o.argv[0], strerror(-child));
 		ret = 127;
 		goto out;
 	}
-	status = supervise(child, rb, sfd);
-	ret = exit_code(status);
+	status = supervise(child, rb, sfd, &tw, &cg, &sink, &o);
+	watch_check(&tw, &cg, &sink);	/* what happened just before the end */
+	ret = run_status(status, &tw, &sink);
 out:
 	/*
 	 * Leftover descendants (daemons, double forks) die with the cgroup. Ones
@@ -339,6 +580,7 @@ out:
 		fclose(sink.json);
 	if (sfd >= 0)
 		close(sfd);
+	watch_close(&tw);
 	loader__destroy(l);
 	policy_free(&o.policy);
 	return ret;

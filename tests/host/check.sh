@@ -95,6 +95,43 @@ has sudo-user-unknown-message err "SUDO_USER 'no-such-user-sbx' is not in /etc/p
 SUDO_USER=no-such-user-sbx SBX_HOME=/sbx-home "$B" check --preset agent-default >out
 has sbx-home-wins out "/sbx-home/.ssh"
 
+# Limits: check shows the cgroup writes they become; a bad value exits 2 with its place.
+cat >limits.json <<'EOF'
+{
+  "limits": {
+    "cpu": "150%",
+    "memory": "2G",
+    "pids": 256,
+    "timeout": "1h30m"
+  }
+}
+EOF
+"$B" check limits.json >out 2>err; check limits-exit-0 "$?" 0
+has limits-cpu out "  cpu.max                  150000 100000"
+has limits-memory out "  memory.max               2147483648"
+has limits-oom-group out "  memory.oom.group         1"
+has limits-pids out "  pids.max                 256"
+has limits-timeout out "  timeout                  1h30m (5400000 ms)"
+"$B" check --json limits.json >out 2>/dev/null
+jq -e '.policy.limits == {"cpu.max": "150000 100000", "memory.max": "2147483648",
+	"memory.oom.group": "1", "pids.max": "256", "timeout_ms": 5400000}' out >/dev/null &&
+	pass limits-json || fail limits-json "$(jq -c .policy.limits out)"
+"$B" check --json --preset agent-default | jq -e '.policy.limits == {"memory.oom.group": "1",
+	"timeout_ms": null}' >/dev/null && pass limits-json-none || fail limits-json-none "limits set"
+printf '{\n  "limits": {\n    "memory": "2X"\n  }\n}\n' >badlimit.json
+"$B" check badlimit.json >out 2>err; check bad-limit-exit-2 "$?" 2
+has bad-limit-message err "sbx-bpf: error: badlimit.json:3:15: limits.memory 2X: not a size; use a number with an optional K, M, G or T suffix (base 1024), or 'max'"
+check bad-limit-prints-nothing "$(cat out)" ""
+"$B" check --json badlimit.json >out 2>/dev/null; check bad-limit-json-exit-2 "$?" 2
+jq -e '.error | startswith("badlimit.json:3:15: limits.memory 2X: not a size")' out >/dev/null &&
+	pass bad-limit-json-error || fail bad-limit-json-error "$(cat out)"
+printf '{"limits": {"ioReadBps": ["/nonexistent-sbx/disk=5M"]}}' >baddev.json
+"$B" check baddev.json 2>err; check bad-device-exit-2 "$?" 2
+has bad-device-message err "baddev.json:1:27: limits.ioReadBps /nonexistent-sbx/disk=5M: /nonexistent-sbx/disk: No such file or directory"
+printf '{"limits": {"cpu-weight": 50}}' >flagkey.json
+"$B" check flagkey.json 2>err; check flag-spelling-exit-2 "$?" 2
+has flag-spelling-suggestion err "flagkey.json:1:13: unknown key 'cpu-weight' in 'limits' (did you mean 'cpuWeight'?)"
+
 "$B" check >/dev/null 2>&1; check no-policy-exit-2 "$?" 2
 "$B" check --preset agent-default good.json >/dev/null 2>&1; check two-policies-exit-2 "$?" 2
 "$B" check --bogus >/dev/null 2>&1; check bad-option-exit-2 "$?" 2

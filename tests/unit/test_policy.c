@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <cmocka.h>
 #include <jansson.h>
 
@@ -297,13 +298,23 @@ static void test_every_key(void **state)
 	assert_int_equal(p.net.nr_deny, 1);
 	assert_true(p.net.allow_abstract_unix_sockets);
 	assert_true(p.net.allow_loopback);
-	assert_string_equal(p.limits_json, "{\"memory\":\"1G\",\"pids\":100}");
+	assert_int_equal(p.limits.memory_max, 1LL << 30);
+	assert_int_equal(p.limits.pids_max, 100);
 	assert_int_equal(d.nr_warnings, 0);
 	assert_string_equal(policy_rule_text(&p, 3), "denyWrite **/.env");
 	assert_null(policy_rule_text(&p, 4));
 	assert_null(policy_rule_text(&p, SBX_RULE_NONE));
 	policy_free(&p);
 	assert_empty(&p);
+}
+
+/* The limits of a policy without a "limits" object: nothing set, oom.group on. */
+static void assert_no_limits(const struct sbx_limits *l)
+{
+	struct sbx_limits want;
+
+	limits_init(&want);
+	assert_memory_equal(l, &want, sizeof(want));
 }
 
 static void test_defaults(void **state)
@@ -317,7 +328,7 @@ static void test_defaults(void **state)
 	assert_false(p.allow_git_config);
 	assert_int_equal(p.nr_rules, 0);
 	assert_null(p.description);
-	assert_null(p.limits_json);
+	assert_no_limits(&p.limits);
 	policy_free(&p);
 	load_ok(&p, &d, "{\"mode\": \"enforce\", \"filesystem\": {}, \"network\": {}}");
 	assert_int_equal(p.mode, POLICY_ENFORCE);
@@ -1075,7 +1086,12 @@ static void test_to_json(void **state)
 			    "github.com");
 	assert_true(json_is_true(json_object_get(r, "allowLoopback")));
 	assert_true(json_is_false(json_object_get(r, "allowLocalBinding")));
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "limits"), "pids")), 10);
+	r = json_object_get(doc, "limits");
+	assert_string_equal(json_string_value(json_object_get(r, "pids.max")), "10");
+	assert_string_equal(json_string_value(json_object_get(r, "memory.oom.group")), "1");
+	assert_true(json_is_null(json_object_get(r, "timeout_ms")));
+	assert_null(json_object_get(r, "io.max"));
+	assert_int_equal(json_object_size(r), 3);
 	json_decref(doc);
 	policy_free(&p);
 }
@@ -1097,6 +1113,199 @@ static void test_print(void **state)
 	assert_non_null(strstr(buf, "denyRead   any-depth .env"));
 	assert_non_null(strstr(buf, "denyRead **/.env  [t.json:1:47]"));
 	assert_non_null(strstr(buf, "allowedDomains           (none)"));
+	free(buf);
+	policy_free(&p);
+}
+
+static void test_limits_values(void **state)
+{
+	const char *json =
+		"{\n"
+		"  \"limits\": {\n"
+		"    \"cpu\": \"150%\",\n"
+		"    \"cpuWeight\": 200,\n"
+		"    \"memory\": \"2G\",\n"
+		"    \"memoryHigh\": \"1536M\",\n"
+		"    \"swapMax\": 0,\n"
+		"    \"ioReadBps\": [\"/proc/self/status=5M\"],\n"
+		"    \"pids\": \"256\",\n"
+		"    \"timeout\": \"1h30m\",\n"
+		"    \"oomGroup\": false\n"
+		"  }\n"
+		"}\n";
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	/* ioReadBps on a file of procfs is an error: without it the rest parses. */
+	expect_error(json, "t.json:8:19: limits.ioReadBps /proc/self/status=5M: /proc/self/status is "
+		     "not on a block device (tmpfs, overlayfs, btrfs and other virtual file systems "
+		     "have none to limit: name the disk, e.g. /dev/vda)");
+	load_ok(&p, &d, "{\"limits\": {\"cpu\": \"150%\", \"cpuWeight\": 200, \"memory\": \"2G\","
+		" \"memoryHigh\": \"1536M\", \"swapMax\": 0, \"pids\": \"256\", \"timeout\": \"1h30m\","
+		" \"oomGroup\": false}}");
+	assert_int_equal(p.limits.cpu_quota_us, 150000);
+	assert_int_equal(p.limits.cpu_period_us, 100000);
+	assert_int_equal(p.limits.cpu_weight, 200);
+	assert_int_equal(p.limits.memory_max, 2LL << 30);
+	assert_int_equal(p.limits.memory_high, 1536LL << 20);
+	assert_int_equal(p.limits.swap_max, 0);
+	assert_int_equal(p.limits.pids_max, 256);
+	assert_int_equal(p.limits.timeout_ms, 5400000);
+	assert_false(p.limits.oom_group);
+	assert_int_equal(p.limits.nr_io, 0);
+	policy_free(&p);
+
+	/* Whole numbers as JSON numbers; the words "max" and "infinity". */
+	load_ok(&p, &d, "{\"limits\": {\"pids\": 100, \"memory\": 1048576, \"timeout\": 90,"
+		" \"cpu\": \"max\", \"swapMax\": \"infinity\", \"oomGroup\": true}}");
+	assert_int_equal(p.limits.pids_max, 100);
+	assert_int_equal(p.limits.memory_max, 1048576);
+	assert_int_equal(p.limits.timeout_ms, 90000);
+	assert_int_equal(p.limits.cpu_quota_us, LIMIT_MAX);
+	assert_int_equal(p.limits.swap_max, LIMIT_MAX);
+	assert_true(p.limits.oom_group);
+	policy_free(&p);
+	load_ok(&p, &d, "{\"limits\": {}}");
+	assert_no_limits(&p.limits);
+	policy_free(&p);
+}
+
+/* io: an array of the flag's "DEV=RATE" strings, merged per device. */
+static void test_limits_io(void **state)
+{
+	char file[] = "/tmp/sbx-unit-io-XXXXXX", json[512];
+	struct policy_diag d;
+	struct policy p;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(file);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(stat(file, &st), 0);
+	if (!major(st.st_dev)) {
+		unlink(file);
+		return;	/* /tmp is tmpfs here */
+	}
+	snprintf(json, sizeof(json), "{\"limits\": {\"ioReadBps\": [\"%s=5M\"], \"ioWriteBps\": "
+		 "[\"%s=1G\"], \"ioReadIops\": [\"%s=1k\"], \"ioWriteIops\": [\"%s=max\"]}}",
+		 file, file, file, file);
+	load_ok(&p, &d, json);
+	unlink(file);
+	assert_int_equal(p.limits.nr_io, 1);
+	assert_int_equal(p.limits.io[0].rbps, 5000000);
+	assert_int_equal(p.limits.io[0].wbps, 1000000000);
+	assert_int_equal(p.limits.io[0].riops, 1000);
+	assert_int_equal(p.limits.io[0].wiops, LIMIT_MAX);
+	policy_free(&p);
+}
+
+static void test_limits_errors(void **state)
+{
+	(void)state;
+	expect_error("{\"limits\": {\"memory\": \"2X\"}}",
+		     "t.json:1:23: limits.memory 2X: not a size; use a number with an optional K, M, G "
+		     "or T suffix (base 1024), or 'max'");
+	expect_error("{\n  \"limits\": {\n    \"pids\": 10,\n    \"cpu\": \"0%\"\n  }\n}",
+		     "t.json:4:12: limits.cpu 0%: must be at least 1%; use a percentage of one CPU "
+		     "such as '50%' or '250%' (above 100% spans several CPUs), or 'max'");
+	expect_error("{\"limits\": {\"cpu\": 150}}",
+		     "t.json:1:20: limits.cpu 150: not a percentage; use a percentage of one CPU such "
+		     "as '50%' or '250%' (above 100% spans several CPUs), or 'max'");
+	expect_error("{\"limits\": {\"pids\": -1}}",
+		     "t.json:1:21: limits.pids -1: not a number of tasks; use a whole number from 1 to "
+		     "4194304, or 'max'");
+	expect_error("{\"limits\": {\"cpuWeight\": 0}}",
+		     "t.json:1:26: limits.cpuWeight 0: not a weight; use a whole number from 1 to 10000 "
+		     "(the default weight is 100)");
+	expect_error("{\"limits\": {\"swapMax\": \"99999999T\"}}",
+		     "t.json:1:24: limits.swapMax 99999999T: too large; the most is 8388607T, or 'max'");
+	expect_error("{\"limits\": {\"timeout\": \"0\"}}",
+		     "t.json:1:24: limits.timeout 0: must be more than 0; use a number with a unit such "
+		     "as '90s', '30m' or '1h30m' (units ms, s, m, h, d; a bare number is seconds)");
+	expect_error("{\"limits\": {\"memoryHigh\": 0}}",
+		     "t.json:1:27: limits.memoryHigh 0: must be more than 0; use a number with an "
+		     "optional K, M, G or T suffix (base 1024), or 'max'");
+	/* An io error points at the string in the array. */
+	expect_error("{\"limits\": {\"ioWriteBps\": [\"/dev/null=1M\", \"/nonexistent-sbx/d=5M\"]}}",
+		     "t.json:1:28: limits.ioWriteBps /dev/null=1M: /dev/null is a character device, "
+		     "not a block device");
+	expect_error("{\"limits\": {\"ioReadIops\": [\"/proc=5\", \"/nonexistent-sbx/d=5\"]}}",
+		     "t.json:1:28: limits.ioReadIops /proc=5: /proc is not on a block device (tmpfs, "
+		     "overlayfs, btrfs and other virtual file systems have none to limit: name the "
+		     "disk, e.g. /dev/vda)");
+	expect_error("{\"limits\": {\"ioReadBps\": [\"/nonexistent-sbx/d=5M\"]}}",
+		     "t.json:1:27: limits.ioReadBps /nonexistent-sbx/d=5M: /nonexistent-sbx/d: No such "
+		     "file or directory");
+	expect_error("{\"limits\": {\"ioReadBps\": [\"/tmp\"]}}",
+		     "t.json:1:27: limits.ioReadBps /tmp: not DEV=RATE; use a block device or a file on "
+		     "one, '=', and bytes per second with an optional K, M, G or T suffix (base 1000), "
+		     "or 'max', e.g. /dev/vda=5M");
+	/* Types and keys. */
+	expect_error("{\"limits\": {\"ioReadBps\": {\"/dev/vda\": \"5M\"}}}",
+		     "t.json:1:26: 'limits.ioReadBps' must be an array of \"DEV=RATE\" strings, not an "
+		     "object");
+	expect_error("{\"limits\": {\"ioReadBps\": [5]}}",
+		     "t.json:1:27: 'limits.ioReadBps[0]' must be a string, not a number");
+	expect_error("{\"limits\": {\"memory\": 1.5}}",
+		     "t.json:1:23: 'limits.memory' must be a string or a whole number, not a number");
+	expect_error("{\"limits\": {\"pids\": null}}",
+		     "t.json:1:21: 'limits.pids' must be a string or a whole number, not null");
+	expect_error("{\"limits\": {\"oomGroup\": \"no\"}}",
+		     "t.json:1:25: 'limits.oomGroup' must be true or false, not a string");
+	expect_error("{\"limits\": {\"memroy\": \"1G\"}}",
+		     "t.json:1:13: unknown key 'memroy' in 'limits' (did you mean 'memory'?)");
+	expect_error("{\"limits\": {\"io-read-bps\": []}}",
+		     "t.json:1:13: unknown key 'io-read-bps' in 'limits' (did you mean 'ioReadBps'?)");
+	expect_error("{\"limits\": {\"nice\": 5}}",
+		     "t.json:1:13: unknown key 'nice' in 'limits' (known keys: cpu, cpuWeight, memory, "
+		     "memoryHigh, swapMax, ioReadBps, ioWriteBps, ioReadIops, ioWriteIops, pids, "
+		     "timeout, oomGroup)");
+}
+
+static void test_limits_print(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+	char *buf = NULL, *s;
+	size_t sz = 0;
+	json_t *doc, *l;
+	FILE *f;
+
+	(void)state;
+	load_ok(&p, &d, "{\"limits\": {\"cpu\": \"150%\", \"memory\": \"2G\", \"memoryHigh\": \"1G\","
+		" \"pids\": \"max\", \"timeout\": \"1h30m\"}}");
+	f = open_memstream(&buf, &sz);
+	policy_print(&p, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "limits:\n"
+				    "  cpu.max                  150000 100000\n"
+				    "  memory.high              1073741824\n"
+				    "  memory.max               2147483648\n"
+				    "  memory.oom.group         1\n"
+				    "  pids.max                 max\n"
+				    "  timeout                  1h30m (5400000 ms)\n"));
+	free(buf);
+	s = policy_to_json(&p);
+	assert_non_null(s);
+	doc = json_loads(s, 0, NULL);
+	free(s);
+	l = json_object_get(doc, "limits");
+	assert_string_equal(json_string_value(json_object_get(l, "cpu.max")), "150000 100000");
+	assert_string_equal(json_string_value(json_object_get(l, "memory.max")), "2147483648");
+	assert_string_equal(json_string_value(json_object_get(l, "pids.max")), "max");
+	assert_int_equal(json_integer_value(json_object_get(l, "timeout_ms")), 5400000);
+	json_decref(doc);
+	policy_free(&p);
+
+	load_ok(&p, &d, "{\"limits\": {\"oomGroup\": false}}");
+	buf = NULL;
+	f = open_memstream(&buf, &sz);
+	policy_print(&p, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "limits:\n  timeout                  (none)\n"));
 	free(buf);
 	policy_free(&p);
 }
@@ -1134,6 +1343,10 @@ int main(void)
 		cmocka_unit_test(test_load_file_errors),
 		cmocka_unit_test(test_to_json),
 		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_limits_values),
+		cmocka_unit_test(test_limits_io),
+		cmocka_unit_test(test_limits_errors),
+		cmocka_unit_test(test_limits_print),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
