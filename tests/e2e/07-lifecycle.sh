@@ -17,7 +17,7 @@ fi
 
 # A busy phase (cpu usage), then a counter it appends to until killed.
 # shellcheck disable=SC2086
-sbx-bpf run --name e2e-life $LIMITS -- sh -c "
+sbx-bpf run --name e2e-life --events "$W/life.json" $LIMITS -- sh -c "
 	i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done
 	touch $W/ready
 	while :; do echo x >>$C; done" >"$W/run.out" 2>"$W/run.err" &
@@ -76,6 +76,11 @@ sbx-bpf --json kill e2e-life >"$W/kill.json"; check kill-exit-0 "$?" 0
 check_json kill-json "$W/kill.json" \
 	".[0].name == \"e2e-life\" and .[0].killed >= 1 and .[0].method == \"cgroup.kill\" and .[0].populated == false"
 wait $runpid; check run-exit-137-after-kill "$?" 137
+# run saw all of it happen and put it on the event stream.
+check_json lifecycle-events "$W/life.json" \
+	'[.[] | select(.type == "lifecycle") | .event] as $e | ($e | index("frozen")) != null and ($e | index("thawed")) != null and ($e | index("killed")) != null'
+check_json lifecycle-events-order "$W/life.json" \
+	'[.[] | select(.type == "lifecycle") | .event] | (index("frozen") < index("thawed")) and (index("thawed") < index("killed"))' 
 i=0; while [ -d "$CG" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 [ ! -d "$CG" ] && pass cgroup-removed-by-run || fail cgroup-removed-by-run "$CG still there"
 
