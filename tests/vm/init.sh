@@ -12,6 +12,13 @@ mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
+# The first cpu.max quota flips the kernel's CFS-bandwidth static key, patching
+# code (int3) that other vCPUs may be running; under TCG that race once
+# crashed the guest in enqueue_task_fair mid-suite. Flip it once, here, idle,
+# with a quota no test reaches (100 CPUs), in a cgroup that stays empty.
+echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null &&
+	mkdir -p /sys/fs/cgroup/vm-static-keys &&
+	echo "10000000 100000" >/sys/fs/cgroup/vm-static-keys/cpu.max
 mount -t bpf bpf /sys/fs/bpf
 mount -t securityfs securityfs /sys/kernel/security
 hostname sbx-vm
