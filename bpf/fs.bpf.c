@@ -650,8 +650,11 @@ static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
 
 /* --- hooks --------------------------------------------------------------------- */
 
-/* A sandbox gets no raw block device: reading one reads every file on it. */
-static __always_inline int judge_block_device(struct file *file, __u32 need)
+/*
+ * Operations refused whatever the path (a raw block device, a device node,
+ * a mount): the object's path, if it has one, only goes into the event.
+ */
+static __always_inline int deny_object(struct dentry *d, struct vfsmount *mnt, __u32 op, __u32 rule)
 {
 	struct judge j;
 	int res;
@@ -659,8 +662,9 @@ static __always_inline int judge_block_device(struct file *file, __u32 need)
 	res = judge_begin(&j);
 	if (res <= 0)
 		return res;
-	resolve(file->f_path.dentry, file->f_path.mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
-	return deny(&j, (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, SBX_RULE_DEVICE);
+	if (d)
+		resolve(d, mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
+	return deny(&j, op, rule);
 }
 
 SEC("lsm/file_open")
@@ -677,22 +681,12 @@ int BPF_PROG(fs_file_open, struct file *file, int ret)
 	if (!need)
 		return 0;
 	if ((file->f_inode->i_mode & S_IFMT) == S_IFBLK)
-		return judge_block_device(file, need);
+		/* A sandbox gets no raw block device: reading one reads every file on it. */
+		return deny_object(file->f_path.dentry, file->f_path.mnt,
+				   (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, SBX_RULE_DEVICE);
 	return judge_file(file, (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, need);
 }
 
-/* A new device node would open any device under a writable name. */
-static __always_inline int judge_device_node(struct dentry *dentry, struct vfsmount *mnt)
-{
-	struct judge j;
-	int res;
-
-	res = judge_begin(&j);
-	if (res <= 0)
-		return res;
-	resolve(dentry, mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
-	return deny(&j, SBX_OP_CREATE, SBX_RULE_DEVICE);
-}
 
 SEC("lsm/path_mknod")
 int BPF_PROG(fs_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
@@ -701,7 +695,8 @@ int BPF_PROG(fs_path_mknod, const struct path *dir, struct dentry *dentry, umode
 	if (ret)
 		return ret;
 	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
-		return judge_device_node(dentry, dir->mnt);
+		/* A new device node would open any device under a writable name. */
+		return deny_object(dentry, dir->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
 	return judge_one(dentry, dir->mnt, SBX_OP_CREATE, NEED_WRITE);
 }
 
@@ -990,15 +985,7 @@ int BPF_PROG(fs_inode_remove_acl, void *idmap, struct dentry *dentry, const char
  */
 static __always_inline int judge_namespace(__u32 op, const struct path *path)
 {
-	struct judge j;
-	int res;
-
-	res = judge_begin(&j);
-	if (res <= 0)
-		return res;
-	if (path)
-		resolve(path->dentry, path->mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
-	return deny(&j, op, SBX_RULE_NAMESPACE);
+	return deny_object(path ? path->dentry : NULL, path ? path->mnt : NULL, op, SBX_RULE_NAMESPACE);
 }
 
 SEC("lsm/sb_mount")
@@ -1021,16 +1008,9 @@ int BPF_PROG(fs_move_mount, const struct path *from_path, const struct path *to_
 SEC("lsm/sb_umount")
 int BPF_PROG(fs_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
-	struct judge j;
-	int res;
-
 	if (ret)
 		return ret;
-	res = judge_begin(&j);
-	if (res <= 0)
-		return res;
-	resolve(mnt->mnt_root, mnt, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
-	return deny(&j, SBX_OP_UMOUNT, SBX_RULE_NAMESPACE);
+	return deny_object(mnt->mnt_root, mnt, SBX_OP_UMOUNT, SBX_RULE_NAMESPACE);
 }
 
 SEC("lsm/sb_pivotroot")

@@ -239,16 +239,6 @@ int cgroup_read(const struct sbx_cgroup *cg, const char *file, char *buf, size_t
 	return read_file(p, buf, sz);
 }
 
-long long cgroup_keyed_value(const char *text, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		if (!strncmp(line, key, n) && line[n] == ' ')
-			return strtoll(line + n + 1, NULL, 10);
-	return -1;
-}
-
 /* The child side of cgroup_spawn: default signals, exec, report errno. */
 static void __attribute__((noreturn)) spawn_child(char *const argv[], int errfd)
 {

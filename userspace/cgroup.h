@@ -66,8 +66,7 @@ int cgroup_create(const char *name, unsigned ctrl, struct sbx_cgroup *cg);
 int cgroup_write(const struct sbx_cgroup *cg, const char *file, const char *value);
 /* Read control file @file of @cg into @buf. Bytes read or -errno. */
 int cgroup_read(const struct sbx_cgroup *cg, const char *file, char *buf, size_t sz);
-/* The number after "@key " in a flat-keyed file such as memory.events; -1 if absent. */
-long long cgroup_keyed_value(const char *text, const char *key);
+
 /* The id of the cgroup at @path (what bpf_get_current_cgroup_id returns). */
 int cgroup_id_of(const char *path, __u64 *id);
 /*

@@ -1172,10 +1172,10 @@ static const char *const mandatory[] = {
 	".claude/commands", ".claude/agents",
 };
 
-static bool has_mandatory(const struct policy *p, const char *name)
+static bool has_rule(const struct policy *p, enum rule_kind kind, const char *path)
 {
 	for (size_t i = 0; i < p->nr_rules; i++)
-		if (p->rules[i].kind == RULE_MANDATORY && !strcmp(p->rules[i].path, name))
+		if (p->rules[i].kind == kind && !strcmp(p->rules[i].path, path))
 			return true;
 	return false;
 }
@@ -1188,14 +1188,6 @@ static bool has_mandatory(const struct policy *p, const char *name)
  * (a denyWrite /dev/tty, say) still wins: deny beats allow at one path.
  */
 static const char *const builtin_writable[] = { "/dev/null", "/dev/zero", "/dev/full", "/dev/tty" };
-
-static bool has_rule(const struct policy *p, enum rule_kind kind, const char *path)
-{
-	for (size_t i = 0; i < p->nr_rules; i++)
-		if (p->rules[i].kind == kind && !strcmp(p->rules[i].path, path))
-			return true;
-	return false;
-}
 
 static int add_builtin_writable(struct policy *p)
 {
@@ -1220,7 +1212,7 @@ int policy_add_mandatory(struct policy *p)
 		int err;
 
 		if ((p->allow_git_config && !strncmp(mandatory[i], ".git/config", 11)) ||
-		    has_mandatory(p, mandatory[i]))
+		    has_rule(p, RULE_MANDATORY, mandatory[i]))
 			continue;
 		snprintf(text, sizeof(text), "mandatory: %s", mandatory[i]);
 		err = push_rule(p, RULE_MANDATORY, RULE_ANY_DEPTH, mandatory[i], text, "built-in");

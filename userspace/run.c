@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "cgstat.h"
 #include "cli.h"
 #include "events.h"
 #include "fsrules.h"
@@ -302,10 +303,11 @@ struct tree_watch {
 static long long keyed(const struct sbx_cgroup *cg, const char *file, const char *key)
 {
 	char buf[1024];
+	long long v;
 
-	if (cgroup_read(cg, file, buf, sizeof(buf)) < 0)
+	if (cgroup_read(cg, file, buf, sizeof(buf)) < 0 || cgstat_keyed(buf, key, &v))
 		return -1;
-	return cgroup_keyed_value(buf, key);
+	return v;
 }
 
 static void watch_open(struct tree_watch *tw, const struct sbx_cgroup *cg, long long timeout_ms)
