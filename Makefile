@@ -37,7 +37,9 @@ STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -ljansson -Wl,-Bdynamic
 BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 	      -Ivmlinux -Ibpf -MMD -MP
 
-BPF_PROGS  := fs probe
+# The enforcement programs: one object linked from several files (sandbox.h).
+SBX_PARTS  := fs net
+BPF_PROGS  := sbx probe
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
 CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c userspace/lifecycle.c
@@ -49,7 +51,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe
-BENCH_BINS := $(BUILD)/bench/bin/openbench
+BENCH_BINS := $(BUILD)/bench/bin/openbench $(BUILD)/bench/bin/connectbench
 
 .PHONY: all deps test test-unit test-bpf test-host test-vm demo bench vm-shell clean
 all: $(BUILD)/sbx-bpf $(UNIT_BINS) $(BPFT_BINS) $(VM_BINS) $(BENCH_BINS)
@@ -65,6 +67,10 @@ $(BUILD)/%.bpf.o: bpf/%.bpf.c | $(BUILD)
 $(BUILD)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c | $(BUILD)/tests/bpf
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/sbx.bpf.o: $(SBX_PARTS:%=$(BUILD)/%.bpf.o)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)

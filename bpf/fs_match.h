@@ -38,7 +38,7 @@ struct fs_verdict {
 	__u32 guard;		/* a rule is at or beneath this very path */
 	__u32 guard_rule;
 	__u32 guard_mandatory;	/* this very path leads into a mandatory pattern */
-	__u32 pad;
+	__u32 unix_allow;	/* allowUnixSockets covers this path (at it or above) */
 };
 
 /* The walk's state, scalars only, so a global function can take it. */
@@ -61,6 +61,7 @@ struct fs_walk {
 	struct fs_state st;
 };
 
+#ifndef SBX_FS_MATCH_EXTERN
 /* All ones when @cond (0 or 1) is set: lets merges be arithmetic, not branches. */
 #define FS_MASK(cond)	(-(__u32)(cond))
 
@@ -134,6 +135,7 @@ static __always_inline void fs_apply(struct fs_verdict *v, __u32 *mandatory, __u
 			(!!(flags & (SBX_FS_MANDATORY | SBX_FS_DENY_WRITE)) & m);
 	v->write_rule = (v->write_rule & ~m) | (hit->write_rule & m);
 	*mandatory |= !!(flags & SBX_FS_MANDATORY);
+	v->unix_allow |= !!(flags & SBX_FS_UNIX_SOCKET);
 }
 
 /*
@@ -239,4 +241,7 @@ __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 poli
 	return 0;
 }
 
+#else
+int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_verdict *v);
+#endif /* SBX_FS_MATCH_EXTERN */
 #endif /* SBX_FS_MATCH_H */

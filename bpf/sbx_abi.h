@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION		2
+#define SBX_ABI_VERSION		3
 
 #define SBX_PATH_MAX		4096	/* bytes, with the NUL; a power of two (used as a mask) */
 #define SBX_COMM_LEN		16
@@ -41,6 +41,13 @@
 
 /* sandboxes: cgroup id → struct sbx_sandbox */
 #define SBX_SANDBOX_AUDIT	(1u << 0)	/* report would-be denials, deny nothing */
+/* Network switches of the policy (see docs/policy.md "network"). */
+#define SBX_SANDBOX_DNS		(1u << 1)	/* port-53 traffic is steered to the sandbox's resolver */
+#define SBX_SANDBOX_NET_ALL	(1u << 2)	/* allowAllDomains: every address not denied is allowed */
+#define SBX_SANDBOX_LOCAL_BIND	(1u << 3)	/* allowLocalBinding: bind to a port, listen */
+#define SBX_SANDBOX_UNIX_ALL	(1u << 4)	/* allowAllUnixSockets: every unix socket */
+#define SBX_SANDBOX_UNIX_ABSTRACT (1u << 5)	/* allowAbstractUnixSockets */
+#define SBX_SANDBOX_RAW		(1u << 6)	/* allowRawSockets: raw and packet sockets */
 
 struct sbx_sandbox {
 	__u32 policy_id;	/* selects this sandbox's rules in fs_rules */
@@ -90,12 +97,94 @@ struct sbx_fs_key {
 #define SBX_FS_GUARD		(1u << 5)
 /* The guard leads into a mandatory pattern: only a directory may be here. */
 #define SBX_FS_GUARD_MANDATORY	(1u << 6)
+/* allowUnixSockets: a unix socket bound here or beneath may be connected to. */
+#define SBX_FS_UNIX_SOCKET	(1u << 7)
 
 struct sbx_fs_rule {
 	__u32 read_rule;	/* rule deciding reads here (flags say how) */
 	__u32 write_rule;	/* rule deciding writes here */
 	__u32 guard_rule;	/* a rule at or beneath, named when a rename is refused */
+	__u32 unix_rule;	/* the allowUnixSockets rule, with SBX_FS_UNIX_SOCKET */
 	__u32 flags;		/* SBX_FS_* */
+};
+
+/*
+ * net_rules (LPM trie): the CIDR rules of a policy. One entry per distinct
+ * prefix; its value is the complete port table for addresses whose longest
+ * matching prefix it is, already merged by userspace with every shorter
+ * prefix that contains it (deny wins over allow wherever both cover a
+ * port), so the kernel needs one lookup and one scan of at most
+ * SBX_NET_PORT_RANGES ranges. Ports in no range have no CIDR verdict: the
+ * DNS-learned addresses are consulted next, then the default (deny).
+ *
+ * Addresses are 16 bytes, IPv4 as ::ffff:a.b.c.d (so a v4-mapped IPv6
+ * destination is judged as the IPv4 address it is); prefixlen counts the 32
+ * bits of policy_id first, so an IPv4 /8 is prefixlen 32 + 96 + 8.
+ */
+#define SBX_MAX_NET_PREFIXES	65536
+#define SBX_NET_PORT_RANGES	16
+
+struct sbx_net_key {
+	__u32 prefixlen;
+	__u32 policy_id;
+	__u8 addr[16];
+};
+
+#define SBX_NET_ALLOW		1
+#define SBX_NET_DENY		2
+
+struct sbx_net_range {
+	__u16 lo, hi;		/* host order, inclusive; 0-65535 when the rule has no port */
+	__u32 rule_id;		/* SBX_RULE_NET_BASE + index of the deciding rule */
+	__u32 verdict;		/* SBX_NET_ALLOW or SBX_NET_DENY */
+};
+
+struct sbx_net_ports {
+	__u32 nr;		/* ranges used: sorted by lo, disjoint */
+	__u32 pad;
+	struct sbx_net_range r[SBX_NET_PORT_RANGES];
+};
+
+/*
+ * dns_allow: addresses the sandbox's resolver returned for an allowed name,
+ * each good until the record's TTL runs out. Keyed by the sandbox's cgroup,
+ * so one sandbox's lookups never open anything for another. An address
+ * answered for several names holds one slot per name (up to SBX_DNS_SLOTS;
+ * beyond that the slot expiring first is replaced: that name's later
+ * connections are denied, never wrongly allowed).
+ */
+#define SBX_MAX_DNS_ADDRS	65536
+#define SBX_DNS_SLOTS		4
+
+struct sbx_dns_key {
+	__u64 sandbox_cgid;
+	__u8 addr[16];		/* as in sbx_net_key */
+};
+
+struct sbx_dns_slot {
+	__u64 expires_ns;	/* CLOCK_BOOTTIME (bpf_ktime_get_boot_ns); 0: slot unused */
+	__u32 domain_id;	/* the resolver's id of the name asked for (never 0 when used) */
+	__u32 rule_id;		/* SBX_RULE_DOMAIN_BASE + index of the allowedDomains entry */
+	__u16 lo, hi;		/* ports that entry allows */
+	__u32 pad;
+};
+
+struct sbx_dns_entry {
+	struct sbx_dns_slot s[SBX_DNS_SLOTS];
+};
+
+/*
+ * dns_clients (LRU): who sent a query to the resolver, by the sending
+ * socket's protocol and local port, so the resolver's events name the
+ * process. Filled by socket_sendmsg for bound sockets talking to the
+ * resolver; key: protocol << 16 | port (host order).
+ */
+#define SBX_MAX_DNS_CLIENTS	4096
+
+struct sbx_dns_client {
+	__u64 cgroup_id;
+	__u32 pid, tgid, ppid, uid;
+	char comm[16];
 };
 
 /* Operations named in events. Keep events.c's names in step. */
@@ -121,6 +210,12 @@ enum sbx_op {
 	SBX_OP_UMOUNT,
 	SBX_OP_PIVOT_ROOT,
 	SBX_OP_USERNS,		/* creating a user namespace */
+	SBX_OP_CONNECT,		/* connect(2): TCP, UDP, unix sockets */
+	SBX_OP_SENDTO,		/* sendto/sendmsg with an address: UDP, TCP Fast Open, unix datagrams */
+	SBX_OP_BIND,
+	SBX_OP_LISTEN,
+	SBX_OP_SOCKET,		/* creating a raw, packet or other-family socket */
+	SBX_OP_DNS,		/* a DNS query the resolver refused (sent by userspace) */
 	SBX_OP__MAX,
 };
 
@@ -135,13 +230,29 @@ enum sbx_verdict {
 #define SBX_RULE_PSEUDO_FS	0xfffffffdu	/* cgroup fs, bpffs, securityfs: never written */
 #define SBX_RULE_NAMESPACE	0xfffffffcu	/* no mounts or user namespaces in a sandbox */
 #define SBX_RULE_DEVICE		0xfffffffbu	/* no block devices, no new device nodes */
-#define SBX_RULE_FIRST_BUILTIN	SBX_RULE_DEVICE
+#define SBX_RULE_NET_DEFAULT	0xfffffffau	/* no network rule and no DNS answer allows it */
+#define SBX_RULE_SOCKET		0xfffffff9u	/* raw, packet and other-family sockets */
+#define SBX_RULE_LOCAL_BIND	0xfffffff8u	/* allowLocalBinding is off */
+#define SBX_RULE_UNIX		0xfffffff7u	/* a unix socket not in allowUnixSockets */
+#define SBX_RULE_ABSTRACT	0xfffffff6u	/* an abstract unix socket */
+#define SBX_RULE_DNS_EXPIRED	0xfffffff5u	/* the DNS answer that allowed it has expired */
+#define SBX_RULE_DOMAIN_DEFAULT	0xfffffff4u	/* a name not in allowedDomains */
+#define SBX_RULE_DNS_FAILED	0xfffffff3u	/* an answer could not be installed (map full): refused */
+#define SBX_RULE_FIRST_BUILTIN	SBX_RULE_DNS_FAILED
+
+/* Rule ids of network rules: a base plus the index in the policy's list. */
+#define SBX_RULE_NET_BASE	0x40000000u	/* + index into policy.net.rules (CIDR rules) */
+#define SBX_RULE_DOMAIN_BASE	0x50000000u	/* + index into policy.net.domains */
+#define SBX_RULE_BASE_MASK	0xf0000000u
 
 /* Event flags */
 #define SBX_EV_PATH_UNRESOLVED	(1u << 0)	/* a path could not be resolved (too long, too deep, detached): denied */
 #define SBX_EV_PATH2		(1u << 1)	/* path2 is present (rename, link) */
 #define SBX_EV_RENAME_GUARD	(1u << 2)	/* refused: it would move files between rules */
 #define SBX_EV_DIRECTORY_ONLY	(1u << 3)	/* refused: only a directory may have this name */
+#define SBX_EV_NET		(1u << 4)	/* family, sock_type, protocol, port, addr are set */
+#define SBX_EV_ABSTRACT		(1u << 5)	/* path is an abstract unix socket name (no leading NUL) */
+#define SBX_EV_STEERED		(1u << 6)	/* a DNS query: the address is the server it was sent to */
 
 /* One record on the events ring buffer per denial or audit hit. */
 struct sbx_event {
@@ -159,7 +270,13 @@ struct sbx_event {
 	__s32 error;		/* errno returned to the task (negative), 0 in audit */
 	__u32 path_len;		/* bytes of path, without the NUL */
 	__u32 path2_len;	/* bytes of path2 when SBX_EV_PATH2 */
-	__u32 pad;
+	__u32 domain_id;	/* network: the name the address was learned for (0: none) */
+	/* Network operations (SBX_EV_NET); a unix socket's path is in path. */
+	__u16 family;		/* AF_INET, AF_INET6, AF_UNIX, … */
+	__u16 sock_type;	/* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, … */
+	__u16 protocol;		/* IPPROTO_TCP, IPPROTO_UDP, … */
+	__u16 port;		/* host order */
+	__u8 addr[16];		/* IPv6, or IPv4 as ::ffff:a.b.c.d */
 	char comm[SBX_COMM_LEN];
 	char path[SBX_PATH_MAX];
 	char path2[SBX_PATH_MAX];	/* sent only with SBX_EV_PATH2 */

@@ -35,7 +35,7 @@ VM_SMP=${SBX_VM_SMP:-2}
 
 ROOTFS_SUITE=bookworm
 # What the guest needs beyond minbase. Changing this list rebuilds the rootfs.
-ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3-minimal,jq,util-linux,coreutils,git
+ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3,jq,util-linux,coreutils,git,dnsmasq-base,curl
 # Modules the tests may load (dependencies come along).
 MODULES="veth dummy virtio_pci virtio_blk ext4 9p 9pnet_virtio"
 RECIPE_VERSION=1
@@ -169,6 +169,7 @@ make_overlay() {
 	cp "$BUILD/sbx-bpf" "$stage/sbx/bin/"
 	[ -d "$BUILD/tests/bin" ] && cp "$BUILD/tests/bin/"* "$stage/sbx/bin/"
 	[ -x "$BUILD/bench/bin/openbench" ] && cp "$BUILD/bench/bin/openbench" "$stage/sbx/bin/"
+	[ -x "$BUILD/bench/bin/connectbench" ] && cp "$BUILD/bench/bin/connectbench" "$stage/sbx/bin/"
 	cp -r "$ROOT/tests/e2e" "$ROOT/tests/vm" "$stage/sbx/tests/"
 	cp -r "$ROOT/bench" "$stage/sbx/"
 	cp "$ROOT/tests/vm/init.sh" "$stage/sbx/init"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "netrules.h"
 #include "policy.h"
 
 static void check_usage(FILE *out)
@@ -62,6 +63,16 @@ static int print_check_json(const struct policy *p, const struct policy_diag *d)
 	return 0;
 }
 
+/* What `run` would refuse when it compiles the rules (a prefix needing too many port ranges). */
+static int compiles_for_kernel(const struct policy *p, struct policy_diag *d)
+{
+	struct net_compiled c;
+	int err = net_compile(p, 0, &c, d->error, sizeof(d->error));
+
+	net_compiled_free(&c);
+	return err;
+}
+
 static int load(struct policy *p, const char *file, const char *preset, struct policy_diag *d)
 {
 	char home[PATH_MAX], cwd[PATH_MAX];
@@ -77,9 +88,11 @@ static int load(struct policy *p, const char *file, const char *preset, struct p
 	if (err)
 		return err;
 	err = policy_add_mandatory(p);
-	if (err)
+	if (err) {
 		snprintf(d->error, sizeof(d->error), "%s", strerror(-err));
-	return err;
+		return err;
+	}
+	return compiles_for_kernel(p, d);
 }
 
 int do_check(int argc, char **argv)

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <bpf/libbpf.h>
 
@@ -31,6 +34,12 @@ const char *sbx_op_name(__u32 op)
 		[SBX_OP_UMOUNT] = "umount",
 		[SBX_OP_PIVOT_ROOT] = "pivot_root",
 		[SBX_OP_USERNS] = "userns_create",
+		[SBX_OP_CONNECT] = "connect",
+		[SBX_OP_SENDTO] = "sendto",
+		[SBX_OP_BIND] = "bind",
+		[SBX_OP_LISTEN] = "listen",
+		[SBX_OP_SOCKET] = "socket",
+		[SBX_OP_DNS] = "dns",
 	};
 
 	return op < SBX_OP__MAX && names[op] ? names[op] : "unknown";
@@ -76,6 +85,14 @@ const char *event_rule_text(const struct sbx_event *ev, const char *policy_text)
 	case SBX_RULE_PSEUDO_FS: return "mandatory: cgroup, bpf and security file systems";
 	case SBX_RULE_NAMESPACE: return "mandatory: no mounts or user namespaces in a sandbox";
 	case SBX_RULE_DEVICE: return "mandatory: no block devices or new device nodes";
+	case SBX_RULE_NET_DEFAULT: return "default: no network rule and no DNS answer allows it";
+	case SBX_RULE_SOCKET: return "default: no raw, packet or other-family sockets (allowRawSockets)";
+	case SBX_RULE_LOCAL_BIND: return "default: no listening sockets (allowLocalBinding)";
+	case SBX_RULE_UNIX: return "default: not in allowUnixSockets";
+	case SBX_RULE_ABSTRACT: return "default: no abstract unix sockets (allowAbstractUnixSockets)";
+	case SBX_RULE_DNS_EXPIRED: return "the DNS answer that allowed this address has expired";
+	case SBX_RULE_DOMAIN_DEFAULT: return "default: not in allowedDomains";
+	case SBX_RULE_DNS_FAILED: return "fail-closed: the answer's addresses could not be installed";
 	case SBX_RULE_NONE:
 		if (ev->flags & SBX_EV_PATH_UNRESOLVED)
 			return "fail-closed: unresolvable path";
@@ -89,16 +106,84 @@ static const char *event_path(const struct sbx_event *ev, const char *path, __u3
 	return len ? path : (ev->flags & SBX_EV_PATH_UNRESOLVED) ? "(unresolvable path)" : "";
 }
 
-int event_format_human(const struct sbx_event *ev, const char *rule_text, char *buf, size_t sz)
+static const char *proto_name(__u16 proto, __u16 type)
+{
+	switch (proto) {
+	case IPPROTO_TCP: return "tcp";
+	case IPPROTO_UDP: return "udp";
+	case IPPROTO_ICMP: return "icmp";
+	case IPPROTO_ICMPV6: return "icmpv6";
+	case IPPROTO_MPTCP: return "mptcp";
+	}
+	switch (type) {
+	case SOCK_STREAM: return "stream";
+	case SOCK_DGRAM: return "dgram";
+	case SOCK_SEQPACKET: return "seqpacket";
+	case SOCK_RAW: return "raw";
+	case SOCK_PACKET: return "packet";
+	}
+	return "other";
+}
+
+static const char *family_name(__u16 family)
+{
+	switch (family) {
+	case AF_INET: return "inet";
+	case AF_INET6: return "inet6";
+	case AF_UNIX: return "unix";
+	case AF_PACKET: return "packet";
+	case AF_NETLINK: return "netlink";
+	}
+	return "other";
+}
+
+/* The address as text: a v4-mapped one as IPv4. */
+static void net_addr(const struct sbx_event *ev, char *buf, size_t sz)
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!memcmp(ev->addr, mapped, sizeof(mapped)))
+		inet_ntop(AF_INET, ev->addr + 12, buf, sz);
+	else
+		inet_ntop(AF_INET6, ev->addr, buf, sz);
+}
+
+void event_net_target(const struct sbx_event *ev, char *buf, size_t sz)
+{
+	char a[INET6_ADDRSTRLEN];
+	bool v6;
+
+	if (ev->family == AF_UNIX) {
+		snprintf(buf, sz, "unix:%s%s", (ev->flags & SBX_EV_ABSTRACT) ? "@" : "",
+			 event_path(ev, ev->path, ev->path_len));
+		return;
+	}
+	if (ev->op == SBX_OP_SOCKET || (ev->family != AF_INET && ev->family != AF_INET6)) {
+		snprintf(buf, sz, "%s/%s", family_name(ev->family), proto_name(ev->protocol, ev->sock_type));
+		return;
+	}
+	net_addr(ev, a, sizeof(a));
+	v6 = strchr(a, ':') != NULL;
+	snprintf(buf, sz, "%s%s%s:%u/%s", v6 ? "[" : "", a, v6 ? "]" : "", ev->port,
+		 proto_name(ev->protocol, ev->sock_type));
+}
+
+int event_format_human(const struct sbx_event *ev, const char *rule_text, const char *domain,
+		       char *buf, size_t sz)
 {
 	const char *why = event_rule_text(ev, rule_text);
-	char second[SBX_PATH_MAX + 8] = "";
+	char second[SBX_PATH_MAX + 8] = "", target[SBX_PATH_MAX + 64], dom[300] = "";
 
 	if (ev->flags & SBX_EV_PATH2)
 		snprintf(second, sizeof(second), " -> %s", event_path(ev, ev->path2, ev->path2_len));
-	return snprintf(buf, sz, "sbx-bpf: %s %s %s%s (%s%s) pid %u %.*s",
-			sbx_verdict_name(ev->verdict), sbx_op_name(ev->op),
-			event_path(ev, ev->path, ev->path_len), second, why,
+	if (ev->flags & SBX_EV_NET)
+		event_net_target(ev, target, sizeof(target));
+	else
+		snprintf(target, sizeof(target), "%s", event_path(ev, ev->path, ev->path_len));
+	if (domain && ev->op != SBX_OP_DNS)
+		snprintf(dom, sizeof(dom), " [%s]", domain);
+	return snprintf(buf, sz, "sbx-bpf: %s %s %s%s%s (%s%s) pid %u %.*s",
+			sbx_verdict_name(ev->verdict), sbx_op_name(ev->op), target, second, dom, why,
 			(ev->flags & SBX_EV_RENAME_GUARD) ? "; it would move files between rules" :
 			(ev->flags & SBX_EV_DIRECTORY_ONLY) ? "; only a directory may have this name" : "",
 			ev->tgid, SBX_COMM_LEN, ev->comm);
@@ -122,7 +207,26 @@ static void event_time(__u64 mono_ns, char *buf, size_t sz)
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, wall % 1000000000LL);
 }
 
-json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *sandbox)
+static json_t *net_json(const struct sbx_event *ev)
+{
+	char a[INET6_ADDRSTRLEN] = "";
+	bool inet = (ev->family == AF_INET || ev->family == AF_INET6) && ev->op != SBX_OP_SOCKET;
+
+	if (!(ev->flags & SBX_EV_NET))
+		return json_null();
+	if (inet)
+		net_addr(ev, a, sizeof(a));
+	return json_pack("{s:s, s:s, s:i, s:o, s:o, s:b}",
+			 "family", family_name(ev->family),
+			 "protocol", proto_name(ev->protocol, ev->sock_type),
+			 "protocol_number", (int)ev->protocol,
+			 "address", inet ? json_string(a) : json_null(),
+			 "port", inet ? json_integer(ev->port) : json_null(),
+			 "abstract", !!(ev->flags & SBX_EV_ABSTRACT));
+}
+
+json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *domain,
+		      const char *sandbox)
 {
 	char ts[64], comm[SBX_COMM_LEN + 1];
 	bool two = ev->flags & SBX_EV_PATH2;
@@ -134,17 +238,19 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 	rule = json_pack("{s:o, s:s}",
 			 "id", ev->rule_id < SBX_RULE_FIRST_BUILTIN ? json_integer(ev->rule_id) : json_null(),
 			 "text", event_rule_text(ev, rule_text));
-	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:i, s:I, s:I, s:s?,"
-			 " s:{s:i, s:i, s:i, s:i, s:s}}",
+	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s%, s:o, s:o, s:o, s:s?, s:b, s:b, s:b, s:i,"
+			 " s:I, s:I, s:s?, s:{s:i, s:i, s:i, s:i, s:s}}",
 			 "schema", SBX_EVENT_SCHEMA,
 			 "type", "violation",
 			 "time", ts,
 			 "ts_ns", (json_int_t)ev->ts_ns,
 			 "verdict", sbx_verdict_name(ev->verdict),
 			 "op", sbx_op_name(ev->op),
-			 "path", ev->path,
+			 "path", ev->path, (size_t)ev->path_len,
 			 "path2", two ? json_string(ev->path2) : json_null(),
 			 "rule", rule,
+			 "net", net_json(ev),
+			 "domain", domain,
 			 "path_unresolved", !!(ev->flags & SBX_EV_PATH_UNRESOLVED),
 			 "moves_between_rules", !!(ev->flags & SBX_EV_RENAME_GUARD),
 			 "directory_only", !!(ev->flags & SBX_EV_DIRECTORY_ONLY),
@@ -156,26 +262,21 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 			 "ppid", (int)ev->ppid, "uid", (int)ev->uid, "comm", comm);
 }
 
-static int handle_event(void *ctx, void *data, size_t size)
+void events_emit(struct event_sink *sink, const struct sbx_event *ev)
 {
-	struct event_sink *sink = ctx;
-	const struct sbx_event *ev = data;
-	const char *rule_text;
+	const char *rule_text = policy_rule_text(sink->policy, ev->rule_id), *domain = NULL;
 	char line[SBX_PATH_MAX + 512];
 
-	if (event_validate(data, size)) {
-		sink->malformed++;
-		return 0;
-	}
 	sink->received++;
-	rule_text = policy_rule_text(sink->policy, ev->rule_id);
+	if (ev->domain_id && sink->domain_name)
+		domain = sink->domain_name(sink->domain_ctx, ev->domain_id);
 	if (sink->human) {
-		event_format_human(ev, rule_text, line, sizeof(line));
+		event_format_human(ev, rule_text, domain, line, sizeof(line));
 		fprintf(sink->human, "%s\n", line);
 		fflush(sink->human);
 	}
 	if (sink->json) {
-		json_t *obj = event_to_json(ev, rule_text, sink->sandbox);
+		json_t *obj = event_to_json(ev, rule_text, domain, sink->sandbox);
 
 		if (obj) {
 			json_dumpf(obj, sink->json, JSON_COMPACT);
@@ -184,6 +285,17 @@ static int handle_event(void *ctx, void *data, size_t size)
 			json_decref(obj);
 		}
 	}
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct event_sink *sink = ctx;
+
+	if (event_validate(data, size)) {
+		sink->malformed++;
+		return 0;
+	}
+	events_emit(sink, data);
 	return 0;
 }
 

@@ -10,13 +10,18 @@
 #include <jansson.h>
 #include "sbx_abi.h"
 
-#define SBX_EVENT_SCHEMA "sbx-bpf.event/2"
+#define SBX_EVENT_SCHEMA "sbx-bpf.event/3"
 
 struct policy;
 struct ring_buffer;
 
+/* The name behind an event's domain_id (the resolver keeps them), or NULL. */
+typedef const char *(*event_domain_fn)(void *ctx, __u32 domain_id);
+
 struct event_sink {
 	const struct policy *policy;	/* for rule texts; may be NULL */
+	event_domain_fn domain_name;	/* may be NULL */
+	void *domain_ctx;
 	const char *sandbox;		/* sandbox name, for JSON */
 	FILE *human;			/* one line per event, or NULL */
 	FILE *json;			/* JSON lines, or NULL */
@@ -31,10 +36,21 @@ const char *sbx_verdict_name(__u32 verdict);
 int event_validate(const void *data, size_t size);
 /* The rule text shown for @ev: @policy_text, or the fixed text of an SBX_RULE_* id. */
 const char *event_rule_text(const struct sbx_event *ev, const char *policy_text);
-/* "sbx-bpf: denied read /x (deny-read /x) pid 12 cat" into @buf. */
-int event_format_human(const struct sbx_event *ev, const char *rule_text, char *buf, size_t sz);
+/*
+ * "sbx-bpf: denied read /x (deny-read /x) pid 12 cat" into @buf;
+ * "sbx-bpf: denied connect 10.0.0.1:443/tcp [example.com] (…) pid 12 curl".
+ * @domain: the name of ev->domain_id, or NULL.
+ */
+int event_format_human(const struct sbx_event *ev, const char *rule_text, const char *domain,
+		       char *buf, size_t sz);
 /* The JSON object of one event (caller owns the reference). */
-json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *sandbox);
+json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *domain,
+		      const char *sandbox);
+/* "10.0.0.1:443", "[2001:db8::1]:443", "unix:/run/x.sock", "unix:@name" into @buf. */
+void event_net_target(const struct sbx_event *ev, char *buf, size_t sz);
+
+/* Deliver one event (from the kernel or made in userspace, e.g. by the resolver). */
+void events_emit(struct event_sink *sink, const struct sbx_event *ev);
 
 /*
  * A lifecycle fact about the sandbox as a whole (oom_kill, pids_max,

@@ -9,6 +9,8 @@
  * end. Guards (SBX_FS_GUARD) go on every proper ancestor of an absolute rule
  * and on every leading part of an any-depth sequence, so rename and link can
  * refuse to carry files from under one rule to under another.
+ * allowUnixSockets paths are absolute rules with a flag of their own
+ * (SBX_FS_UNIX_SOCKET, unix_rule) and guards like any other.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -73,6 +75,8 @@ void fs_rule_merge(struct sbx_fs_rule *into, const struct sbx_fs_rule *add)
 		into->write_rule = add->write_rule;
 	if ((f & SBX_FS_GUARD) && !(old & SBX_FS_GUARD))
 		into->guard_rule = add->guard_rule;
+	if ((f & SBX_FS_UNIX_SOCKET) && !(old & SBX_FS_UNIX_SOCKET))
+		into->unix_rule = add->unix_rule;
 	into->flags = old | f;
 }
 
@@ -84,6 +88,8 @@ static __u32 kind_flags(enum rule_kind kind)
 	case RULE_ALLOW_WRITE: return SBX_FS_ALLOW_WRITE;
 	case RULE_DENY_WRITE: return SBX_FS_DENY_WRITE;
 	case RULE_MANDATORY: return SBX_FS_MANDATORY;
+	/* Its own flag only: a socket rule never changes a read or write verdict. */
+	case RULE_ALLOW_UNIX: return SBX_FS_UNIX_SOCKET;
 	}
 	return 0;
 }
@@ -109,10 +115,11 @@ static int push(struct fs_compiled *c, size_t *cap, struct sbx_fs_key key, struc
 static int push_rule(struct fs_compiled *c, size_t *cap, __u32 policy_id,
 		     const struct policy_rule *r, __u32 id)
 {
+	__u32 unix_rule = r->kind == RULE_ALLOW_UNIX ? id : SBX_RULE_NONE;
 	struct sbx_fs_rule own = { .read_rule = id, .write_rule = id, .guard_rule = id,
-				   .flags = kind_flags(r->kind) };
+				   .unix_rule = unix_rule, .flags = kind_flags(r->kind) };
 	struct sbx_fs_rule guard = { .read_rule = id, .write_rule = id, .guard_rule = id,
-				     .flags = SBX_FS_GUARD };
+				     .unix_rule = SBX_RULE_NONE, .flags = SBX_FS_GUARD };
 
 	if (r->kind == RULE_MANDATORY && r->scope == RULE_ANY_DEPTH)
 		guard.flags |= SBX_FS_GUARD_MANDATORY;

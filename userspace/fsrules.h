@@ -28,7 +28,10 @@ struct fs_compiled {
 struct sbx_fs_key fs_key_absolute(__u32 policy_id, const char *path);
 /* Key of the any-depth component sequence @rel ("a" or "a/b"); len holds the count. */
 struct sbx_fs_key fs_key_any_depth(__u32 policy_id, const char *rel);
-/* Fold @add into @into: deny-read > allow-read; mandatory > deny-write > allow-write. */
+/*
+ * Fold @add into @into: deny-read > allow-read; mandatory > deny-write >
+ * allow-write; the first guard and the first allowUnixSockets rule stay.
+ */
 void fs_rule_merge(struct sbx_fs_rule *into, const struct sbx_fs_rule *add);
 
 /* Compile @p's rules for @policy_id: entries, guards, mask. 0 or -errno. */

@@ -8,21 +8,25 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
-#include "fs.skel.h"
+#include "sbx.skel.h"
 #include "probe.skel.h"
 
+/* The DNS steering programs, attached per sandbox cgroup. */
+#define NR_STEER	8
+
 struct sbx_loader {
-	struct fs_bpf *skel;
+	struct sbx_bpf *skel;
 	__u32 nr_sandboxes;
+	struct bpf_link *steer[NR_STEER];
 };
 
 /* Hooks that only newer kernels have are loaded only where they exist. */
-static void optional_hooks(struct fs_bpf *skel)
+static void optional_hooks(struct sbx_bpf *skel)
 {
 	static const struct { const char *hook; size_t prog_off; } opt[] = {
-		{ "file_truncate", offsetof(struct fs_bpf, progs.fs_file_truncate) },
-		{ "inode_set_acl", offsetof(struct fs_bpf, progs.fs_inode_set_acl) },
-		{ "inode_remove_acl", offsetof(struct fs_bpf, progs.fs_inode_remove_acl) },
+		{ "file_truncate", offsetof(struct sbx_bpf, progs.fs_file_truncate) },
+		{ "inode_set_acl", offsetof(struct sbx_bpf, progs.fs_inode_set_acl) },
+		{ "inode_remove_acl", offsetof(struct sbx_bpf, progs.fs_inode_remove_acl) },
 	};
 
 	struct btf *vmlinux = btf__load_vmlinux_btf();
@@ -48,16 +52,16 @@ struct sbx_loader *loader__open_and_attach(void)
 
 	if (!l)
 		return NULL;
-	l->skel = fs_bpf__open();
+	l->skel = sbx_bpf__open();
 	if (!l->skel) {
 		err = -errno;
 		goto out;
 	}
 	optional_hooks(l->skel);
-	err = fs_bpf__load(l->skel);
+	err = sbx_bpf__load(l->skel);
 	if (err)
 		goto out;
-	err = fs_bpf__attach(l->skel);
+	err = sbx_bpf__attach(l->skel);
 	if (err)
 		goto out;
 	return l;
@@ -71,7 +75,9 @@ void loader__destroy(struct sbx_loader *l)
 {
 	if (!l)
 		return;
-	fs_bpf__destroy(l->skel);
+	for (int i = 0; i < NR_STEER; i++)
+		bpf_link__destroy(l->steer[i]);
+	sbx_bpf__destroy(l->skel);
 	free(l);
 }
 
@@ -161,4 +167,72 @@ int loader__probe_lsm(void)
 		err = probe_bpf__attach(skel);
 	probe_bpf__destroy(skel);
 	return err;
+}
+
+static int map_put(struct bpf_map *map, const void *key, const void *val)
+{
+	return bpf_map_update_elem(bpf_map__fd(map), key, val, BPF_ANY) ? -errno : 0;
+}
+
+static int map_del(struct bpf_map *map, const void *key)
+{
+	return bpf_map_delete_elem(bpf_map__fd(map), key) ? -errno : 0;
+}
+
+int loader__put_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k,
+			   const struct sbx_net_ports *v)
+{
+	return map_put(l->skel->maps.net_rules, k, v);
+}
+
+int loader__delete_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k)
+{
+	return map_del(l->skel->maps.net_rules, k);
+}
+
+int loader__dns_update(struct sbx_loader *l, const struct sbx_dns_key *k,
+		       const struct sbx_dns_entry *e)
+{
+	return map_put(l->skel->maps.dns_allow, k, e);
+}
+
+int loader__dns_delete(struct sbx_loader *l, const struct sbx_dns_key *k)
+{
+	return map_del(l->skel->maps.dns_allow, k);
+}
+
+int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *out)
+{
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.dns_clients), &key, out))
+		return -errno;
+	return 0;
+}
+
+int loader__steer_dns(struct sbx_loader *l, int cgroup_fd, __u16 port4, __u16 port6)
+{
+	struct bpf_program *progs[NR_STEER] = {
+		l->skel->progs.net_connect4, l->skel->progs.net_connect6,
+		l->skel->progs.net_sendmsg4, l->skel->progs.net_sendmsg6,
+		l->skel->progs.net_recvmsg4, l->skel->progs.net_recvmsg6,
+		l->skel->progs.net_getpeername4, l->skel->progs.net_getpeername6,
+	};
+
+	l->skel->bss->dns_port4 = port4;
+	l->skel->bss->dns_port6 = port6;
+	for (int i = 0; i < NR_STEER; i++) {
+		if (l->steer[i])
+			return -EBUSY;
+		l->steer[i] = bpf_program__attach_cgroup(progs[i], cgroup_fd);
+		if (!l->steer[i]) {
+			int err = -errno;
+
+			for (int j = 0; j < i; j++) {
+				bpf_link__destroy(l->steer[j]);
+				l->steer[j] = NULL;
+			}
+			l->skel->bss->dns_port4 = 0;
+			return err;
+		}
+	}
+	return 0;
 }

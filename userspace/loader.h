@@ -33,6 +33,22 @@ int loader__set_scope(struct sbx_loader *l, int cgroup_fd);
 int loader__events_fd(const struct sbx_loader *l);
 int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value);
 
+/* Network: one net_rules (LPM trie) entry; 0 or -errno. */
+int loader__put_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k,
+			   const struct sbx_net_ports *v);
+int loader__delete_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k);
+/* The resolver's side: dns_allow entries and who asked (dns_clients). */
+int loader__dns_update(struct sbx_loader *l, const struct sbx_dns_key *k,
+		       const struct sbx_dns_entry *e);
+int loader__dns_delete(struct sbx_loader *l, const struct sbx_dns_key *k);
+int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *out);
+/*
+ * Steer port-53 traffic of the cgroup open at @cgroup_fd (and below) to the
+ * resolver on 127.0.0.1:@port4 and [::1]:@port6 (0: none, IPv6 goes to the
+ * IPv4 socket v4-mapped). Detached with the loader. 0 or -errno.
+ */
+int loader__steer_dns(struct sbx_loader *l, int cgroup_fd, __u16 port4, __u16 port6);
+
 /* Load and attach the trivial LSM probe program, then drop it. 0 or -errno. */
 int loader__probe_lsm(void);
 

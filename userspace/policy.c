@@ -23,6 +23,7 @@
 
 #include "jsonloc.h"
 #include "policy.h"
+#include "sbx_abi.h"
 #include "util.h"
 
 #define POLICY_FILE_MAX	(4 << 20)	/* a policy is text a human wrote */
@@ -433,8 +434,12 @@ static int add_pattern(struct pctx *c, enum rule_kind kind, const char *pat, lon
 {
 	char origin[PATH_MAX + 32], *text;
 	struct compiled out;
-	int err = compile(c, pat, off, &out);
+	int err;
 
+	/* The kernel judges a socket by its bound path: no any-depth names. */
+	if (kind == RULE_ALLOW_UNIX && !strncmp(pat, "**/", 3))
+		return fail_glob(c, off, pat, '*');
+	err = compile(c, pat, off, &out);
 	if (err || out.dropped)
 		return err;
 	if (asprintf(&text, "%s %s", rule_kind_name(kind), pat) < 0)
@@ -445,26 +450,60 @@ static int add_pattern(struct pctx *c, enum rule_kind kind, const char *pat, lon
 	return err;
 }
 
-static int strv_push(char ***v, size_t *n, const char *s)
+static int dup_text_origin(char **text, char **origin, const char *t, const char *o)
 {
-	char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	*text = strdup(t);
+	*origin = strdup(o);
+	if (*text && *origin)
+		return 0;
+	free(*text);
+	free(*origin);
+	return -ENOMEM;
+}
 
-	if (!nv)
+/* Append @r (its strings aside) with @text and @origin. */
+static int push_net_rule(struct policy *p, const struct net_rule *r, const char *text,
+			 const char *origin)
+{
+	struct net_rule *v = realloc(p->net.rules, (p->net.nr_rules + 1) * sizeof(*v));
+	struct net_rule n = *r;
+
+	if (!v)
 		return -ENOMEM;
-	*v = nv;
-	if (!(nv[*n] = strdup(s)))
+	p->net.rules = v;
+	if (dup_text_origin(&n.text, &n.origin, text, origin))
 		return -ENOMEM;
-	(*n)++;
+	v[p->net.nr_rules++] = n;
 	return 0;
 }
 
-static void strv_free(char ***v, size_t *n)
+static int push_domain(struct policy *p, const struct domain_rule *d, const char *text,
+		       const char *origin)
 {
-	for (size_t i = 0; i < *n; i++)
-		free((*v)[i]);
-	free(*v);
-	*v = NULL;
-	*n = 0;
+	struct domain_rule *v = realloc(p->net.domains, (p->net.nr_domains + 1) * sizeof(*v));
+	struct domain_rule n = *d;
+
+	if (!v)
+		return -ENOMEM;
+	p->net.domains = v;
+	n.name = strdup(d->name);
+	if (!n.name || dup_text_origin(&n.text, &n.origin, text, origin)) {
+		free(n.name);
+		return -ENOMEM;
+	}
+	v[p->net.nr_domains++] = n;
+	return 0;
+}
+
+bool net_prefix_contains(const __u8 net[16], unsigned plen, const __u8 addr[16], unsigned alen)
+{
+	unsigned bytes = plen / 8, rest = plen % 8;
+
+	if (alen < plen || plen > 128)
+		return false;
+	if (memcmp(net, addr, bytes))
+		return false;
+	return !rest || !((net[bytes] ^ addr[bytes]) & (0xff00 >> rest));
 }
 
 /* --- value checkers ------------------------------------------------------------ */
@@ -507,50 +546,121 @@ static bool domain_name_ok(const char *s)
 	}
 }
 
-/*
- * sandbox-runtime's domain syntax: "example.com", "*.example.com",
- * "localhost", "[::1]", each optionally ":PORT"; deniedDomains also "*".
- */
-static bool domain_ok(const char *s, bool denied)
+/* What a domain pattern names. */
+enum host_kind {
+	HOST_NAME,		/* "example.com" */
+	HOST_WILDCARD,		/* "*.example.com": its subdomains, not itself */
+	HOST_ANY,		/* "*", deniedDomains only */
+	HOST_LOCALHOST,
+	HOST_IP,		/* "10.1.2.3", "[::1]" */
+};
+
+struct domain_spec {
+	enum host_kind kind;
+	char name[256];		/* NAME, WILDCARD: lower case, without "*." and a trailing dot */
+	__u8 addr[16];		/* IP: IPv6, or IPv4 as ::ffff:a.b.c.d */
+	__u16 lo, hi;
+};
+
+static void map_v4(__u8 addr[16], const unsigned char v4[4])
 {
-	char host[256];
-	const char *colon;
+	memset(addr, 0, 10);
+	addr[10] = addr[11] = 0xff;
+	memcpy(addr + 12, v4, 4);
+}
+
+/* What follows a host: nothing (every port) or ":PORT". */
+static bool host_port(const char *s, struct domain_spec *d)
+{
 	long port;
 
+	if (!*s) {
+		d->lo = 0;
+		d->hi = 65535;
+		return true;
+	}
+	if (*s != ':' || !port_ok(s + 1, &port))
+		return false;
+	d->lo = d->hi = (__u16)port;
+	return true;
+}
+
+static bool host_classify(const char *host, bool denied, struct domain_spec *d)
+{
+	unsigned char v4[4];
+
+	if (denied && !strcmp(host, "*")) {
+		d->kind = HOST_ANY;
+	} else if (!strcmp(host, "localhost")) {
+		d->kind = HOST_LOCALHOST;
+	} else if (inet_pton(AF_INET, host, v4) == 1) {
+		d->kind = HOST_IP;
+		map_v4(d->addr, v4);
+	} else {
+		d->kind = strncmp(host, "*.", 2) ? HOST_NAME : HOST_WILDCARD;
+		snprintf(d->name, sizeof(d->name), "%s", d->kind == HOST_WILDCARD ? host + 2 : host);
+		return domain_name_ok(d->name);
+	}
+	return true;
+}
+
+/*
+ * sandbox-runtime's domain syntax: "example.com", "*.example.com",
+ * "localhost", "10.1.2.3", "[::1]", each optionally ":PORT"; deniedDomains
+ * also "*". Names are case-insensitive and may end in a dot.
+ */
+static bool domain_parse(const char *s, bool denied, struct domain_spec *d)
+{
+	char host[256];
+	const char *colon, *end;
+	size_t len;
+
+	memset(d, 0, sizeof(*d));
 	if (s[0] == '[') {
 		const char *close = strchr(s, ']');
-		struct in6_addr a;
 
 		if (!close || close - s - 1 >= (long)sizeof(host))
 			return false;
 		snprintf(host, sizeof(host), "%.*s", (int)(close - s - 1), s + 1);
-		return inet_pton(AF_INET6, host, &a) == 1 &&
-		       (!close[1] || (close[1] == ':' && port_ok(close + 2, &port)));
+		d->kind = HOST_IP;
+		return inet_pton(AF_INET6, host, d->addr) == 1 && host_port(close + 1, d);
 	}
 	colon = strchr(s, ':');
-	if (colon && (strchr(colon + 1, ':') || !port_ok(colon + 1, &port)))
+	if (colon && strchr(colon + 1, ':'))
 		return false;	/* an unbracketed IPv6 literal is ambiguous with a port */
-	if ((colon ? colon - s : (long)strlen(s)) >= (long)sizeof(host))
+	end = colon ? colon : s + strlen(s);
+	len = end - s;
+	if (len >= sizeof(host) || !host_port(end, d))
 		return false;
-	snprintf(host, sizeof(host), "%.*s", colon ? (int)(colon - s) : (int)strlen(s), s);
-	if ((denied && !strcmp(host, "*")) || !strcmp(host, "localhost"))
-		return true;
-	return domain_name_ok(strncmp(host, "*.", 2) ? host : host + 2);
+	for (size_t i = 0; i < len; i++)
+		host[i] = (char)tolower((unsigned char)s[i]);
+	host[len] = '\0';
+	if (len > 1 && host[len - 1] == '.' && strcmp(host, "*."))
+		host[--len] = '\0';	/* "example.com." is the same name */
+	return host_classify(host, denied, d);
 }
 
 /* "LO" or "LO-HI", 1..65535. */
-static bool ports_ok(const char *s)
+static bool ports_parse(const char *s, __u16 *lo, __u16 *hi)
 {
-	char lo[8];
+	char buf[8];
 	const char *dash = strchr(s, '-');
 	long a, b;
 
-	if (!dash)
-		return port_ok(s, &a);
-	if (dash - s >= (long)sizeof(lo))
+	if (!dash) {
+		if (!port_ok(s, &a))
+			return false;
+		*lo = *hi = (__u16)a;
+		return true;
+	}
+	if (dash - s >= (long)sizeof(buf))
 		return false;
-	snprintf(lo, sizeof(lo), "%.*s", (int)(dash - s), s);
-	return port_ok(lo, &a) && port_ok(dash + 1, &b) && a <= b;
+	snprintf(buf, sizeof(buf), "%.*s", (int)(dash - s), s);
+	if (!port_ok(buf, &a) || !port_ok(dash + 1, &b) || a > b)
+		return false;
+	*lo = (__u16)a;
+	*hi = (__u16)b;
+	return true;
 }
 
 /* Split "ADDR[/LEN]" with a port part: "[v6/LEN]:P", "v4/LEN:P", or a bare address. */
@@ -577,9 +687,10 @@ static bool cidr_split(const char *s, char *addr, size_t sz, const char **ports)
 
 /*
  * "10.0.0.0/8", "10.1.2.3", "10.0.0.0/8:443", "10.0.0.0/8:8000-8999",
- * "2001:db8::/32", "[2001:db8::/32]:443". On error @why says what is wrong.
+ * "2001:db8::/32", "[2001:db8::/32]:443" into @r's address, prefix and
+ * ports (IPv4 as ::ffff:a.b.c.d). On error @why says what is wrong.
  */
-static bool cidr_ok(const char *s, char *why, size_t sz)
+static bool cidr_parse(const char *s, struct net_rule *r, char *why, size_t sz)
 {
 	unsigned char a[16];
 	char addr[INET6_ADDRSTRLEN + 8], *slash, *end, fixed[INET6_ADDRSTRLEN];
@@ -606,7 +717,9 @@ static bool cidr_ok(const char *s, char *why, size_t sz)
 		snprintf(why, sz, "prefix length must be 0-%d", bits);
 		return false;
 	}
-	if (ports && !ports_ok(ports)) {
+	r->lo = 0;
+	r->hi = 65535;
+	if (ports && !ports_parse(ports, &r->lo, &r->hi)) {
 		snprintf(why, sz, "bad port '%s' (1-65535, or LO-HI)", ports);
 		return false;
 	}
@@ -619,6 +732,13 @@ static bool cidr_ok(const char *s, char *why, size_t sz)
 				 len, fixed, len);
 			return false;
 		}
+	}
+	if (family == AF_INET) {
+		map_v4(r->addr, a);
+		r->plen = 96 + (unsigned)len;
+	} else {
+		memcpy(r->addr, a, sizeof(r->addr));
+		r->plen = (unsigned)len;
 	}
 	return true;
 }
@@ -674,16 +794,98 @@ static int parse_bool(struct pctx *c, json_t *v, long off, size_t field)
 	return 0;
 }
 
+/*
+ * What "localhost" means to the kernel: every loopback address, and the
+ * unspecified ones, which connect(2) sends to this host too.
+ */
+static const char *const loopback_cidrs[] = { "127.0.0.0/8", "::1", "0.0.0.0", "::" };
+
+static int push_loopback(struct policy *p, bool deny, __u16 lo, __u16 hi, const char *text,
+			 const char *origin)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(loopback_cidrs); i++) {
+		struct net_rule r = { .deny = deny };
+		char why[160];
+		int err;
+
+		if (!cidr_parse(loopback_cidrs[i], &r, why, sizeof(why)))
+			return -EINVAL;
+		r.lo = lo;
+		r.hi = hi;
+		err = push_net_rule(p, &r, text, origin);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The resolver answers for a name on all ports or none: say what a port on a denied name does. */
+static void warn_denied_port(struct pctx *c, long off, const char *s, const struct domain_spec *d)
+{
+	warn(c, off, "'%s': a denied name is denied on every port, not only %u (the resolver cannot "
+	     "refuse a name for one port)%s", s, d->lo,
+	     d->kind == HOST_ANY ? "; '*' denies every name" : "");
+}
+
+/* For one name only the first allowedDomains entry counts (see net_domain_verdict). */
+static void warn_duplicate_name(struct pctx *c, long off, const char *s, const struct domain_spec *d)
+{
+	const struct policy_network *n = &c->p->net;
+
+	for (size_t i = 0; i < n->nr_domains; i++) {
+		const struct domain_rule *r = &n->domains[i];
+
+		if (r->deny || r->wildcard != (d->kind == HOST_WILDCARD) || strcmp(r->name, d->name))
+			continue;
+		if (r->lo != d->lo || r->hi != d->hi)
+			warn(c, off, "'%s': the name is already allowed by '%s' (%s), whose ports count",
+			     s, r->text, r->origin);
+		return;
+	}
+}
+
+static int add_domain(struct pctx *c, const char *s, long off, bool denied,
+		      const struct domain_spec *d, const char *text, const char *origin)
+{
+	struct domain_rule r = { .deny = denied, .wildcard = d->kind != HOST_NAME,
+				 .name = (char *)d->name, .lo = d->lo, .hi = d->hi };
+	struct net_rule n = { .deny = denied, .plen = 128, .lo = d->lo, .hi = d->hi };
+
+	switch (d->kind) {
+	case HOST_LOCALHOST:
+		return push_loopback(c->p, denied, d->lo, d->hi, text, origin);
+	case HOST_IP:
+		memcpy(n.addr, d->addr, sizeof(n.addr));
+		return push_net_rule(c->p, &n, text, origin);
+	default:
+		break;
+	}
+	if (denied && d->lo) {
+		warn_denied_port(c, off, s, d);
+		r.lo = 0;
+		r.hi = 65535;
+	}
+	if (!denied)
+		warn_duplicate_name(c, off, s, d);
+	return push_domain(c->p, &r, text, origin);
+}
+
 static int domain_cb(struct pctx *c, const char *s, long off, size_t denied)
 {
-	struct policy_network *n = &c->p->net;
+	char origin[PATH_MAX + 32], *text;
+	struct domain_spec d;
+	int err;
 
-	if (!domain_ok(s, denied))
+	if (!domain_parse(s, denied, &d))
 		return fail(c, off, "'%s' is not a domain pattern: use 'example.com' or '*.example.com', "
 			    "optionally with ':PORT'%s; '*.com'%s is too broad", s,
 			    denied ? ", or '*'" : "", denied ? "" : " or '*'");
-	return denied ? strv_push(&n->denied_domains, &n->nr_denied_domains, s)
-		      : strv_push(&n->allowed_domains, &n->nr_allowed_domains, s);
+	if (asprintf(&text, "%s %s", denied ? "deniedDomains" : "allowedDomains", s) < 0)
+		return -ENOMEM;
+	where(c, off, origin, sizeof(origin));
+	err = add_domain(c, s, off, denied, &d, text, origin);
+	free(text);
+	return err;
 }
 
 static int parse_domains(struct pctx *c, json_t *v, long off, size_t denied)
@@ -691,14 +893,25 @@ static int parse_domains(struct pctx *c, json_t *v, long off, size_t denied)
 	return for_each_string(c, v, off, domain_cb, denied);
 }
 
+/* ::ffff:0:0/96, where IPv4 addresses live in the kernel's form. */
+static const __u8 v4_mapped[16] = { [10] = 0xff, [11] = 0xff };
+
 static int cidr_cb(struct pctx *c, const char *s, long off, size_t deny)
 {
-	struct policy_network *n = &c->p->net;
-	char why[160];
+	char why[160], origin[PATH_MAX + 32], *text;
+	struct net_rule r = { .deny = deny };
+	int err;
 
-	if (!cidr_ok(s, why, sizeof(why)))
+	if (!cidr_parse(s, &r, why, sizeof(why)))
 		return fail(c, off, "'%s': %s", s, why);
-	return deny ? strv_push(&n->deny, &n->nr_deny, s) : strv_push(&n->allow, &n->nr_allow, s);
+	if (r.plen < 96 && net_prefix_contains(r.addr, r.plen, v4_mapped, 96))
+		warn(c, off, "'%s' also covers every IPv4 address (IPv4 is judged as ::ffff:a.b.c.d)", s);
+	if (asprintf(&text, "%s %s", deny ? "deny" : "allow", s) < 0)
+		return -ENOMEM;
+	where(c, off, origin, sizeof(origin));
+	err = push_net_rule(c->p, &r, text, origin);
+	free(text);
+	return err;
 }
 
 static int parse_cidrs(struct pctx *c, json_t *v, long off, size_t deny)
@@ -706,19 +919,24 @@ static int parse_cidrs(struct pctx *c, json_t *v, long off, size_t deny)
 	return for_each_string(c, v, off, cidr_cb, deny);
 }
 
-static int socket_cb(struct pctx *c, const char *s, long off, size_t arg)
+static int parse_loopback(struct pctx *c, json_t *v, long off, size_t arg)
 {
-	struct policy_network *n = &c->p->net;
-	struct compiled out;
-	int err;
+	char origin[PATH_MAX + 32];
 
 	(void)arg;
-	if (!strncmp(s, "**/", 3))
-		return fail_glob(c, off, s, '*');
-	err = compile_literal(c, s, off, &out);
-	if (err || out.dropped)
-		return err;
-	return strv_push(&n->allow_unix_sockets, &n->nr_allow_unix_sockets, out.path);
+	if (!json_is_boolean(v))
+		return fail_type(c, v, off, "true or false");
+	c->p->net.allow_loopback = json_is_true(v);
+	if (!c->p->net.allow_loopback)
+		return 0;
+	where(c, off, origin, sizeof(origin));
+	return push_loopback(c->p, false, 0, 65535, "allowLoopback", origin);
+}
+
+static int socket_cb(struct pctx *c, const char *s, long off, size_t arg)
+{
+	(void)arg;
+	return add_pattern(c, RULE_ALLOW_UNIX, s, off);
 }
 
 static int parse_sockets(struct pctx *c, json_t *v, long off, size_t arg)
@@ -933,7 +1151,8 @@ static const struct key_def net_keys[] = {
 	{ "allow", parse_cidrs, false },
 	{ "deny", parse_cidrs, true },
 	{ "allowAbstractUnixSockets", parse_bool, NET_FIELD(allow_abstract_unix_sockets) },
-	{ "allowLoopback", parse_bool, NET_FIELD(allow_loopback) },
+	{ "allowLoopback", parse_loopback, 0 },
+	{ "allowRawSockets", parse_bool, NET_FIELD(allow_raw_sockets) },
 	SRT_ONLY("deniedDomainReasons"), SRT_ONLY("strictAllowlist"),
 	SRT_ONLY("allowMachLookup"), SRT_ONLY("httpProxyPort"), SRT_ONLY("socksProxyPort"),
 	SRT_ONLY("mitmProxy"), SRT_ONLY("filterRequest"), SRT_ONLY("tlsTerminate"),
@@ -988,6 +1207,7 @@ const char *rule_kind_name(enum rule_kind kind)
 	case RULE_ALLOW_WRITE: return "allowWrite";
 	case RULE_DENY_WRITE: return "denyWrite";
 	case RULE_MANDATORY: return "mandatory";
+	case RULE_ALLOW_UNIX: return "allowUnixSockets";
 	}
 	return "?";
 }
@@ -1285,9 +1505,17 @@ int policy_env_default(struct policy_env *env, char *home_buf, size_t home_sz,
 
 const char *policy_rule_text(const struct policy *p, __u32 rule_id)
 {
-	if (!p || rule_id >= p->nr_rules)
+	__u32 i = rule_id & ~SBX_RULE_BASE_MASK;
+
+	if (!p)
 		return NULL;
-	return p->rules[rule_id].text;
+	switch (rule_id & SBX_RULE_BASE_MASK) {
+	case SBX_RULE_NET_BASE:
+		return i < p->net.nr_rules ? p->net.rules[i].text : NULL;
+	case SBX_RULE_DOMAIN_BASE:
+		return i < p->net.nr_domains ? p->net.domains[i].text : NULL;
+	}
+	return rule_id < p->nr_rules ? p->rules[rule_id].text : NULL;
 }
 
 void policy_free(struct policy *p)
@@ -1302,40 +1530,100 @@ void policy_free(struct policy *p)
 	free(p->rules);
 	free(p->name);
 	free(p->description);
-	strv_free(&p->net.allowed_domains, &p->net.nr_allowed_domains);
-	strv_free(&p->net.denied_domains, &p->net.nr_denied_domains);
-	strv_free(&p->net.allow_unix_sockets, &p->net.nr_allow_unix_sockets);
-	strv_free(&p->net.allow, &p->net.nr_allow);
-	strv_free(&p->net.deny, &p->net.nr_deny);
+	for (size_t i = 0; i < p->net.nr_rules; i++) {
+		free(p->net.rules[i].text);
+		free(p->net.rules[i].origin);
+	}
+	free(p->net.rules);
+	for (size_t i = 0; i < p->net.nr_domains; i++) {
+		free(p->net.domains[i].name);
+		free(p->net.domains[i].text);
+		free(p->net.domains[i].origin);
+	}
+	free(p->net.domains);
 	memset(p, 0, sizeof(*p));
 }
 
 /* --- output for `check` ---------------------------------------------------------- */
 
-static void print_list(FILE *out, const char *name, char *const *v, size_t n)
+static bool is_v4(const __u8 addr[16], unsigned plen)
 {
-	fprintf(out, "  %-25s", name);
-	if (!n)
-		fprintf(out, "(none)");
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s%s", i ? ", " : "", v[i]);
-	fputc('\n', out);
+	return plen >= 96 && net_prefix_contains(v4_mapped, 96, addr, plen);
+}
+
+void policy_format_cidr(const __u8 addr[16], unsigned plen, char *buf, size_t sz)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (is_v4(addr, plen)) {
+		inet_ntop(AF_INET, addr + 12, a, sizeof(a));
+		snprintf(buf, sz, "%s/%u", a, plen - 96);
+	} else {
+		inet_ntop(AF_INET6, addr, a, sizeof(a));
+		snprintf(buf, sz, "%s/%u", a, plen);
+	}
+}
+
+static const char *ports_str(__u16 lo, __u16 hi, char *buf, size_t sz)
+{
+	if (lo == 0 && hi == 65535)
+		snprintf(buf, sz, "all ports");
+	else if (lo == hi)
+		snprintf(buf, sz, "port %u", lo);
+	else
+		snprintf(buf, sz, "ports %u-%u", lo, hi);
+	return buf;
+}
+
+/* "*.example.com", "example.com", "*" */
+static const char *domain_pattern(const struct domain_rule *d, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%s%s", d->wildcard ? (d->name[0] ? "*." : "*") : "", d->name);
+	return buf;
+}
+
+static void print_net_rules(const struct policy_network *n, FILE *out)
+{
+	char cidr[64], ports[32];
+
+	fprintf(out, "  addresses (rule id 0x%x + #; per port, any deny beats any allow):%s\n",
+		SBX_RULE_NET_BASE, n->nr_rules ? "" : " (none)");
+	for (size_t i = 0; i < n->nr_rules; i++) {
+		const struct net_rule *r = &n->rules[i];
+
+		policy_format_cidr(r->addr, r->plen, cidr, sizeof(cidr));
+		fprintf(out, "  %3zu  %-5s %-32s %-17s %s  [%s]\n", i, r->deny ? "deny" : "allow", cidr,
+			ports_str(r->lo, r->hi, ports, sizeof(ports)), r->text, r->origin);
+	}
+}
+
+static void print_domains(const struct policy_network *n, FILE *out)
+{
+	char name[260], ports[32];
+
+	fprintf(out, "  domains (rule id 0x%x + #; denied beats allowed, then the most specific):%s\n",
+		SBX_RULE_DOMAIN_BASE, n->nr_domains ? "" : " (none)");
+	for (size_t i = 0; i < n->nr_domains; i++) {
+		const struct domain_rule *d = &n->domains[i];
+
+		fprintf(out, "  %3zu  %-5s %-32s %-17s %s  [%s]\n", i, d->deny ? "deny" : "allow",
+			domain_pattern(d, name, sizeof(name)), ports_str(d->lo, d->hi, ports, sizeof(ports)),
+			d->text, d->origin);
+	}
 }
 
 static void print_network(const struct policy_network *n, FILE *out)
 {
 	fprintf(out, "network:\n");
-	print_list(out, "allowedDomains", n->allowed_domains, n->nr_allowed_domains);
-	print_list(out, "deniedDomains", n->denied_domains, n->nr_denied_domains);
-	print_list(out, "allow", n->allow, n->nr_allow);
-	print_list(out, "deny", n->deny, n->nr_deny);
-	print_list(out, "allowUnixSockets", n->allow_unix_sockets, n->nr_allow_unix_sockets);
-	fprintf(out, "  %-25s%s\n  %-25s%s\n  %-25s%s\n  %-25s%s\n  %-25s%s\n",
+	print_net_rules(n, out);
+	print_domains(n, out);
+	fprintf(out, "  %-25s%s\n  %-25s%s\n  %-25s%s\n  %-25s%s\n  %-25s%s\n  %-25s%s\n",
 		"allowAllDomains", n->allow_all_domains ? "true" : "false",
 		"allowAllUnixSockets", n->allow_all_unix_sockets ? "true" : "false",
 		"allowAbstractUnixSockets", n->allow_abstract_unix_sockets ? "true" : "false",
 		"allowLocalBinding", n->allow_local_binding ? "true" : "false",
-		"allowLoopback", n->allow_loopback ? "true" : "false");
+		"allowLoopback", n->allow_loopback ? "true" : "false",
+		"allowRawSockets", n->allow_raw_sockets ? "true" : "false");
 }
 
 /* The cgroup files the limits write, then the timeout. */
@@ -1372,28 +1660,67 @@ void policy_print(const struct policy *p, FILE *out)
 	print_limits(&p->limits, out);
 }
 
-static json_t *strv_json(char *const *v, size_t n)
+/* {"id": 1073741824, "index": 0, "verdict": "allow", "cidr": "10.0.0.0/8", "ports": [443, 443], …} */
+static json_t *net_rules_json(const struct policy_network *n)
 {
 	json_t *a = json_array();
+	char cidr[64];
 
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
+	for (size_t i = 0; i < n->nr_rules; i++) {
+		const struct net_rule *r = &n->rules[i];
+
+		policy_format_cidr(r->addr, r->plen, cidr, sizeof(cidr));
+		json_array_append_new(a, json_pack("{s:I, s:I, s:s, s:s, s:[i, i], s:s, s:s}",
+			"id", (json_int_t)(SBX_RULE_NET_BASE + i), "index", (json_int_t)i,
+			"verdict", r->deny ? "deny" : "allow", "cidr", cidr, "ports", r->lo, r->hi,
+			"text", r->text, "origin", r->origin));
+	}
 	return a;
 }
 
-static json_t *network_json(const struct policy_network *n)
+static json_t *domains_json(const struct policy_network *n)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:b}",
-			 "allowedDomains", strv_json(n->allowed_domains, n->nr_allowed_domains),
-			 "deniedDomains", strv_json(n->denied_domains, n->nr_denied_domains),
-			 "allow", strv_json(n->allow, n->nr_allow),
-			 "deny", strv_json(n->deny, n->nr_deny),
-			 "allowUnixSockets", strv_json(n->allow_unix_sockets, n->nr_allow_unix_sockets),
+	json_t *a = json_array();
+	char pat[260];
+
+	for (size_t i = 0; i < n->nr_domains; i++) {
+		const struct domain_rule *d = &n->domains[i];
+
+		json_array_append_new(a, json_pack("{s:I, s:I, s:s, s:s, s:s, s:b, s:[i, i], s:s, s:s}",
+			"id", (json_int_t)(SBX_RULE_DOMAIN_BASE + i), "index", (json_int_t)i,
+			"verdict", d->deny ? "deny" : "allow",
+			"pattern", domain_pattern(d, pat, sizeof(pat)), "name", d->name,
+			"wildcard", d->wildcard, "ports", d->lo, d->hi, "text", d->text,
+			"origin", d->origin));
+	}
+	return a;
+}
+
+/* The resolved paths of the allowUnixSockets rules (also in "rules", as kind allowUnixSockets). */
+static json_t *unix_sockets_json(const struct policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->nr_rules; i++)
+		if (p->rules[i].kind == RULE_ALLOW_UNIX)
+			json_array_append_new(a, json_string(p->rules[i].path));
+	return a;
+}
+
+static json_t *network_json(const struct policy *p)
+{
+	const struct policy_network *n = &p->net;
+
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:b, s:b}",
+			 "rules", net_rules_json(n),
+			 "domains", domains_json(n),
+			 "unixSockets", unix_sockets_json(p),
 			 "allowAllDomains", n->allow_all_domains,
 			 "allowAllUnixSockets", n->allow_all_unix_sockets,
 			 "allowAbstractUnixSockets", n->allow_abstract_unix_sockets,
 			 "allowLocalBinding", n->allow_local_binding,
-			 "allowLoopback", n->allow_loopback);
+			 "allowLoopback", n->allow_loopback,
+			 "allowRawSockets", n->allow_raw_sockets);
 }
 
 /* {"cpu.max": "150000 100000", …, "io.max": ["8:0 rbps=5000000"], "timeout_ms": 1800000|null} */
@@ -1434,7 +1761,7 @@ char *policy_to_json(const struct policy *p)
 			"name", p->name, "description", p->description,
 			"mode", p->mode == POLICY_AUDIT ? "audit" : "enforce",
 			"allowGitConfig", p->allow_git_config, "rules", rules,
-			"network", network_json(&p->net),
+			"network", network_json(p),
 			"limits", limits_json(&p->limits));
 	s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);

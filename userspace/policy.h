@@ -28,6 +28,7 @@ enum rule_kind {
 	RULE_ALLOW_WRITE,
 	RULE_DENY_WRITE,
 	RULE_MANDATORY,		/* built-in write deny, always on, wins over any allow */
+	RULE_ALLOW_UNIX,	/* network.allowUnixSockets: sockets at or beneath path may be reached */
 };
 
 enum rule_scope {
@@ -51,18 +52,44 @@ enum policy_mode {
 	POLICY_AUDIT,
 };
 
+/*
+ * A CIDR rule: "allow"/"deny" entries, allowLoopback, and the IP literals and
+ * "localhost" of allowedDomains/deniedDomains (which never go through DNS).
+ * Its rule id in the kernel is SBX_RULE_NET_BASE + index.
+ */
+struct net_rule {
+	bool deny;
+	__u8 addr[16];		/* IPv6, or IPv4 as ::ffff:a.b.c.d; zero beyond plen */
+	unsigned plen;		/* bits of that 128-bit form: IPv4 /8 is 96 + 8 */
+	__u16 lo, hi;		/* ports, inclusive; 0-65535 without a port */
+	char *text;		/* "allow 10.0.0.0/8:443", "allowLoopback", "allowedDomains localhost" */
+	char *origin;		/* "FILE:LINE:COL" */
+};
+
+/*
+ * An allowedDomains/deniedDomains name, for the sandbox's resolver. Rule id
+ * SBX_RULE_DOMAIN_BASE + index.
+ */
+struct domain_rule {
+	bool deny;
+	bool wildcard;		/* "*.name": any subdomain of name, not name itself */
+	char *name;		/* lower case, no trailing dot, no "*."; "" with wildcard: every name */
+	__u16 lo, hi;		/* ports; 0-65535 without one (deny entries apply on every port) */
+	char *text;		/* "allowedDomains *.npmjs.org:443" */
+	char *origin;
+};
+
 struct policy_network {
-	char **allowed_domains;	size_t nr_allowed_domains;
-	char **denied_domains;	size_t nr_denied_domains;
-	char **allow_unix_sockets; size_t nr_allow_unix_sockets;	/* normalised paths */
+	struct net_rule *rules;		size_t nr_rules;
+	struct domain_rule *domains;	size_t nr_domains;
+	/* allowUnixSockets entries are policy rules of kind RULE_ALLOW_UNIX. */
 	bool allow_all_unix_sockets;
 	bool allow_local_binding;
 	bool allow_all_domains;	/* "allowAllDomains" of older srt releases */
-	/* sbx-bpf extensions, as written: "CIDR[:PORT|:LO-HI]", IPv6 with a port in brackets */
-	char **allow;		size_t nr_allow;
-	char **deny;		size_t nr_deny;
+	/* sbx-bpf extensions */
 	bool allow_abstract_unix_sockets;
 	bool allow_loopback;
+	bool allow_raw_sockets;	/* raw and packet sockets */
 };
 
 struct policy {
@@ -72,7 +99,7 @@ struct policy {
 	bool allow_git_config;	/* .git/config leaves the mandatory set */
 	struct policy_rule *rules;
 	size_t nr_rules;
-	struct policy_network net;	/* parsed and validated; enforced by the network work */
+	struct policy_network net;	/* compiled for the kernel by netrules.h */
 	struct sbx_limits limits;	/* the "limits" object, parsed; limits_init()'s when absent */
 };
 
@@ -133,7 +160,12 @@ const char *policy_preset_name(size_t i);
 
 const char *rule_kind_name(enum rule_kind kind);	/* "denyRead", "allowWrite", "mandatory" */
 const char *rule_scope_name(enum rule_scope scope);	/* "absolute", "any-depth" */
+/* The text of a rule id as events carry it: a policy rule, a CIDR or a domain rule. NULL if none. */
 const char *policy_rule_text(const struct policy *p, __u32 rule_id);
+/* "10.0.0.0/8", "2001:db8::/32": @addr/@plen in the form of struct net_rule. */
+void policy_format_cidr(const __u8 addr[16], unsigned plen, char *buf, size_t sz);
+/* Is the prefix @addr/@alen inside @net/@plen (both in the form of struct net_rule)? */
+bool net_prefix_contains(const __u8 net[16], unsigned plen, const __u8 addr[16], unsigned alen);
 void policy_free(struct policy *p);
 
 /* `check` output: the compiled rules, human or JSON (jansson), to @out. */
@@ -152,6 +184,6 @@ int path_normalize(const char *in, const char *cwd, char *out, size_t sz);
  */
 int path_resolve(char *path, size_t sz);
 
-/* Installing the rules in the kernel: fsrules.h. */
+/* Installing the rules in the kernel: fsrules.h and netrules.h. */
 
 #endif

@@ -24,8 +24,10 @@
 #include "cgroup.h"
 #include "cgstat.h"
 #include "cli.h"
+#include "dns.h"
 #include "events.h"
 #include "fsrules.h"
+#include "netrules.h"
 #include "sbx_limits.h"
 #include "loader.h"
 #include "policy.h"
@@ -50,7 +52,16 @@ struct run_opts {
 	struct policy policy;
 	struct sbx_limits flag_limits;	/* limits from flags: they win over the policy's */
 	struct sbx_limits limits;	/* what applies */
+	struct net_compiled net;	/* the network part, compiled */
 	char **argv;
+};
+
+/* The resolver of a sandbox with domain rules, and what its callbacks need. */
+struct run_dns {
+	struct dns_resolver *r;
+	struct sbx_loader *l;
+	const struct policy *policy;
+	struct event_sink *sink;
 };
 
 /* Exit codes for what happened to the tree as a whole (documented in --help). */
@@ -225,6 +236,11 @@ static int load_policy(struct run_opts *o)
 	}
 	if (o->policy.mode == POLICY_AUDIT)
 		o->audit = true;
+	err = net_compile(&o->policy, POLICY_ID, &o->net, diag.error, sizeof(diag.error));
+	if (err) {
+		p_err("%s", diag.error[0] ? diag.error : strerror(-err));
+		return EXIT_USAGE;
+	}
 	o->limits = o->policy.limits;
 	err = limits_merge(&o->limits, &o->flag_limits);
 	if (err) {
@@ -386,23 +402,120 @@ static void watch_timeout(struct tree_watch *tw, const struct sbx_cgroup *cg, st
 	cgroup_kill_all(cg);
 }
 
+/* --- the resolver's hooks into the kernel maps, the policy and the events ---- */
+
+static int dns_update_cb(void *ctx, const struct sbx_dns_key *k, const struct sbx_dns_entry *e)
+{
+	return loader__dns_update(((struct run_dns *)ctx)->l, k, e);
+}
+
+static int dns_remove_cb(void *ctx, const struct sbx_dns_key *k)
+{
+	return loader__dns_delete(((struct run_dns *)ctx)->l, k);
+}
+
+static int dns_client_cb(void *ctx, __u32 key, struct sbx_dns_client *out)
+{
+	return loader__dns_client(((struct run_dns *)ctx)->l, key, out);
+}
+
+static bool dns_verdict_cb(void *ctx, const char *name, __u32 *rule_id, __u16 *lo, __u16 *hi)
+{
+	struct domain_verdict v;
+
+	net_domain_verdict(((struct run_dns *)ctx)->policy, name, &v);
+	*rule_id = v.rule_id;
+	*lo = v.lo;
+	*hi = v.hi;
+	return v.allowed;
+}
+
+static void dns_event_cb(void *ctx, const struct sbx_event *ev)
+{
+	events_emit(((struct run_dns *)ctx)->sink, ev);
+}
+
+static const char *dns_name_cb(void *ctx, __u32 id)
+{
+	return dns_domain_name(((struct run_dns *)ctx)->r, id);
+}
+
+static const struct dns_ops run_dns_ops = {
+	.update = dns_update_cb,
+	.remove = dns_remove_cb,
+	.client = dns_client_cb,
+	.verdict = dns_verdict_cb,
+	.event = dns_event_cb,
+};
+
+/*
+ * Domain rules need the resolver: start it and steer the sandbox's DNS to
+ * it. Without it no name resolves, which denies every domain: that is said,
+ * not hidden. 0 or -errno.
+ */
+static int start_dns(struct run_dns *d, const struct run_opts *o, const struct sbx_cgroup *cg,
+		     __u32 *flags)
+{
+	struct dns_config cfg = {
+		.sandbox_cgid = cg->id,
+		.audit = o->audit,
+		.upstream = getenv("SBX_DNS_UPSTREAM"),
+		.ops = &run_dns_ops,
+		.ctx = d,
+	};
+	__u16 port4, port6;
+	int err;
+
+	if (!(*flags & SBX_SANDBOX_DNS))
+		return 0;
+	err = dns_open(&d->r, &cfg);
+	if (!err) {
+		dns_ports(d->r, &port4, &port6);
+		err = loader__steer_dns(d->l, cg->fd, port4, port6);
+	}
+	if (!err) {
+		d->sink->domain_name = dns_name_cb;
+		d->sink->domain_ctx = d;
+		return 0;
+	}
+	dns_close(d->r);
+	d->r = NULL;
+	*flags &= ~SBX_SANDBOX_DNS;
+	if (o->policy.net.nr_domains) {
+		p_err("cannot start the DNS resolver for allowedDomains: %s%s", strerror(-err),
+		      err == -ENOENT ? " (no nameserver in /etc/resolv.conf; set SBX_DNS_UPSTREAM)" : "");
+		return err;
+	}
+	p_warn("no DNS resolver (%s): names will not resolve in the sandbox", strerror(-err));
+	return 0;
+}
+
 /* Wait for the child while relaying signals and events. Returns its wait status. */
 static int supervise(pid_t child, struct ring_buffer *rb, int sfd, struct tree_watch *tw,
-		     const struct sbx_cgroup *cg, struct event_sink *sink, const struct run_opts *o)
+		     const struct sbx_cgroup *cg, struct event_sink *sink, const struct run_opts *o,
+		     struct dns_resolver *dns)
 {
-	struct pollfd fds[4] = {
+	struct pollfd fds[4 + DNS_POLLFDS_MAX] = {
 		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = tw->ifd, .events = POLLIN },
 		{ .fd = tw->tfd, .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
-	int status;
+	int status, ndns, timeout;
 
 	for (;;) {
-		if (poll(fds, 4, 1000) < 0 && errno != EINTR)
+		ndns = dns ? dns_pollfds(dns, fds + 4, DNS_POLLFDS_MAX) : 0;
+		timeout = dns ? dns_next_timeout(dns) : -1;
+		if (timeout < 0 || timeout > 1000)
+			timeout = 1000;
+		if (poll(fds, 4 + ndns, timeout) < 0 && errno != EINTR)
 			break;
 		ring_buffer__consume(rb);
+		if (dns) {
+			dns_handle(dns, fds + 4, ndns);
+			dns_tick(dns);
+		}
 		if (fds[2].revents & POLLIN)
 			watch_check(tw, cg, sink);
 		if (fds[3].revents & POLLIN)
@@ -457,7 +570,9 @@ int do_run(int argc, char **argv)
 	int sfd = -1, err, ret = 1, status;
 	struct fs_compiled rules = {};
 	struct tree_watch tw = { .ifd = -1, .tfd = -1 };
-	bool registered = false, installed = false;
+	struct run_dns dns = { .sink = &sink, .policy = &o.policy };
+	bool registered = false, installed = false, net_installed = false;
+	__u32 sb_flags;
 	unsigned ctrl = 0;
 	__u64 lost = 0;
 	pid_t child;
@@ -517,8 +632,17 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	installed = true;
-	err = loader__add_sandbox(l, cg.id, POLICY_ID, o.audit ? SBX_SANDBOX_AUDIT : 0,
-				  rules.any_depth_mask);
+	err = net_install(l, &o.net);
+	if (err) {
+		p_err("cannot install the network rules: %s", strerror(-err));
+		goto out;
+	}
+	net_installed = true;
+	sb_flags = (o.audit ? SBX_SANDBOX_AUDIT : 0) | o.net.sandbox_flags;
+	dns.l = l;
+	if (start_dns(&dns, &o, &cg, &sb_flags))
+		goto out;
+	err = loader__add_sandbox(l, cg.id, POLICY_ID, sb_flags, rules.any_depth_mask);
 	if (err) {
 		p_err("cannot register the sandbox: %s", strerror(-err));
 		goto out;
@@ -549,7 +673,7 @@ int do_run(int argc, char **argv)
 		ret = 127;
 		goto out;
 	}
-	status = supervise(child, rb, sfd, &tw, &cg, &sink, &o);
+	status = supervise(child, rb, sfd, &tw, &cg, &sink, &o, dns.r);
 	watch_check(&tw, &cg, &sink);	/* what happened just before the end */
 	ret = run_status(status, &tw, &sink);
 out:
@@ -574,6 +698,10 @@ out:
 	}
 	if (installed)
 		fs_uninstall(l, &rules);
+	if (net_installed)
+		net_uninstall(l, &o.net);
+	dns_close(dns.r);
+	net_compiled_free(&o.net);
 	fs_compiled_free(&rules);
 	free(o.flag_rules);
 	if (sink.malformed)

@@ -19,7 +19,7 @@ check_json event-denied-read "$W/ev1.json" \
 check_json event-errno-and-rule "$W/ev1.json" \
 	".[0].errno == 13 and .[0].rule.text == \"denyRead $D/secret\""
 check_json event-process "$W/ev1.json" \
-	'.[0].process.comm == "sbx-probe" and .[0].process.pid > 1 and .[0].process.uid == 0 and .[0].schema == "sbx-bpf.event/2"'
+	'.[0].process.comm == "sbx-probe" and .[0].process.pid > 1 and .[0].process.uid == 0 and .[0].schema == "sbx-bpf.event/3"'
 check_json event-sandbox "$W/ev1.json" '.[0].sandbox == "e2e-deny" and .[0].cgroup_id == .[0].sandbox_cgroup_id'
 grep -q "sbx-bpf: denied read $D/secret (denyRead $D/secret) pid [0-9]* sbx-probe" "$W/err1" &&
 	pass human-line || fail human-line "stderr: $(cat "$W/err1")"

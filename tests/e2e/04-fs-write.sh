@@ -207,7 +207,7 @@ grep -q "sbx-bpf: denied write $WK/repo/.git/config (mandatory: .git/config) pid
 grep -q "sbx-bpf: denied rename $WK/private -> $WK/public (denyRead $WK/private) pid" "$W/human" &&
 	pass human-line-two-paths || fail human-line-two-paths "$(grep rename "$W/human" | head -3)"
 check_json every-event-is-a-denial "$W/ev.json" \
-	'all(.[]; .verdict == "denied" and .errno == 13 and .schema == "sbx-bpf.event/2" and .sandbox == "e2e-write")'
+	'all(.[]; .verdict == "denied" and .errno == 13 and .schema == "sbx-bpf.event/3" and .sandbox == "e2e-write")'
 
 # Outside the sandbox, while it is live: the same mutations succeed.
 rm -f "$WK/ready" "$W/go"

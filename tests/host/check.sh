@@ -41,7 +41,9 @@ jq -e '.policy.rules[0] == {"id": 0, "kind": "denyRead", "scope": "absolute",
 	out >/dev/null && pass json-rule || fail json-rule "$(jq -c '.policy.rules[0]' out)"
 jq -e '[.policy.rules[] | select(.kind == "mandatory")] | length == 17' out >/dev/null &&
 	pass json-mandatory-set || fail json-mandatory-set "$(jq -c '[.policy.rules[].kind]' out)"
-jq -e '.policy.network.allow == ["10.0.0.0/8:443"]' out >/dev/null &&
+jq -e '.policy.network.rules == [{"id": 1073741824, "index": 0, "verdict": "allow",
+	"cidr": "10.0.0.0/8", "ports": [443, 443], "text": "allow 10.0.0.0/8:443",
+	"origin": "good.json:8:60"}] and .policy.network.domains[0].pattern == "github.com"' out >/dev/null &&
 	pass json-network || fail json-network "$(jq -c .policy.network out)"
 "$B" --json check good.json | jq -e .valid >/dev/null && pass json-global-flag || fail json-global-flag ""
 
@@ -68,11 +70,12 @@ has missing-file err "missing.json: No such file or directory"
 
 # A sandbox-runtime settings file loads as it is, with one warning per srt-only key.
 "$B" check "$ROOT/tests/unit/data/srt-settings.json" >out 2>err; check srt-exit-0 "$?" 0
-check srt-warning-count "$(grep -c '^sbx-bpf: warning: ' err)" 14
+check srt-warning-count "$(grep -c '^sbx-bpf: warning: ' err)" 15
+has srt-denied-port-warning err "srt-settings.json:11:48: '*:22': a denied name is denied on every port, not only 22"
 has srt-warning-text err "srt-settings.json:19:5: ignoring 'network.httpProxyPort' (sandbox-runtime setting with no meaning for sbx-bpf)"
 has srt-credentials-rule out "denyRead ~/.netrc"
 "$B" check --json "$ROOT/tests/unit/data/srt-settings.json" >out 2>/dev/null
-jq -e '(.warnings | length) == 14 and .policy.allowGitConfig == true' out >/dev/null &&
+jq -e '(.warnings | length) == 15 and .policy.allowGitConfig == true' out >/dev/null &&
 	pass srt-json-warnings || fail srt-json-warnings "$(jq -c .warnings out)"
 
 for p in agent-default training restricted standard; do
@@ -131,6 +134,25 @@ has bad-device-message err "baddev.json:1:27: limits.ioReadBps /nonexistent-sbx/
 printf '{"limits": {"cpu-weight": 50}}' >flagkey.json
 "$B" check flagkey.json 2>err; check flag-spelling-exit-2 "$?" 2
 has flag-spelling-suggestion err "flagkey.json:1:13: unknown key 'cpu-weight' in 'limits' (did you mean 'cpuWeight'?)"
+
+# Network: the rules with their origins; a prefix needing too many port ranges is refused here too.
+cat >net.json <<'EOF'
+{
+  "network": {
+    "allow": ["10.0.0.0/8:443", "[2001:db8::/32]:8000-8999"],
+    "deniedDomains": ["*.evil.example"],
+    "allowLoopback": true
+  }
+}
+EOF
+"$B" check net.json >out 2>err; check net-exit-0 "$?" 0
+has net-cidr out "    0  allow 10.0.0.0/8                       port 443          allow 10.0.0.0/8:443  [net.json:3:15]"
+has net-loopback out "    5  allow ::/128                           all ports         allowLoopback  [net.json:5:22]"
+has net-domain out "    0  deny  *.evil.example                   all ports         deniedDomains *.evil.example  [net.json:4:23]"
+ports=$(for i in $(seq 1 2 39); do printf '"10.0.0.0/8:%d", ' "$i"; done)
+printf '{"network": {"allow": [%s"10.0.0.0/8:99"]}}' "$ports" >ranges.json
+"$B" check ranges.json >out 2>err; check net-ranges-exit-2 "$?" 2
+has net-ranges-message err "10.0.0.0/8: needs 21 port ranges, at most 16 (ranges.json:1:24)"
 
 "$B" check >/dev/null 2>&1; check no-policy-exit-2 "$?" 2
 "$B" check --preset agent-default good.json >/dev/null 2>&1; check two-policies-exit-2 "$?" 2

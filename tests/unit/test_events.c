@@ -6,6 +6,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "events.h"
 
 static struct sbx_event ev;
@@ -46,13 +49,13 @@ static void test_human_line(void **state)
 
 	(void)state;
 	make_event("/home/u/.ssh/id_rsa");
-	event_format_human(&ev, "deny-read /home/u/.ssh", line, sizeof(line));
+	event_format_human(&ev, "deny-read /home/u/.ssh", NULL, line, sizeof(line));
 	assert_string_equal(line, "sbx-bpf: denied read /home/u/.ssh/id_rsa (deny-read /home/u/.ssh) pid 42 cat");
 	ev.flags = SBX_EV_PATH_UNRESOLVED;
 	ev.rule_id = SBX_RULE_NONE;
 	ev.path[0] = '\0';
 	ev.path_len = 0;
-	event_format_human(&ev, NULL, line, sizeof(line));
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
 	assert_string_equal(line, "sbx-bpf: denied read (unresolvable path) "
 				  "(fail-closed: unresolvable path) pid 42 cat");
 }
@@ -76,10 +79,10 @@ static void test_two_paths(void **state)
 	ev.path2[4] = 'x';
 	assert_int_not_equal(event_validate(&ev, n), 0);	/* path2 without NUL */
 	ev.path2[4] = '\0';
-	event_format_human(&ev, "mandatory: .git/hooks", line, sizeof(line));
+	event_format_human(&ev, "mandatory: .git/hooks", NULL, line, sizeof(line));
 	assert_string_equal(line, "sbx-bpf: denied rename /w/.git -> /w/g (mandatory: .git/hooks; "
 				  "it would move files between rules) pid 42 cat");
-	j = event_to_json(&ev, "mandatory: .git/hooks", "s");
+	j = event_to_json(&ev, "mandatory: .git/hooks", NULL, "s");
 	assert_string_equal(json_string_value(json_object_get(j, "path2")), "/w/g");
 	assert_true(json_is_true(json_object_get(j, "moves_between_rules")));
 	json_decref(j);
@@ -97,7 +100,7 @@ static void test_builtin_rules(void **state)
 	assert_string_equal(event_rule_text(&ev, NULL), "default: no allowWrite rule covers it");
 	ev.rule_id = SBX_RULE_PSEUDO_FS;
 	assert_string_equal(event_rule_text(&ev, NULL), "mandatory: cgroup, bpf and security file systems");
-	j = event_to_json(&ev, NULL, "s");
+	j = event_to_json(&ev, NULL, NULL, "s");
 	assert_true(json_is_null(json_object_get(json_object_get(j, "rule"), "id")));
 	assert_true(json_is_null(json_object_get(j, "path2")));
 	json_decref(j);
@@ -111,7 +114,7 @@ static void test_json(void **state)
 
 	(void)state;
 	make_event("/etc/shadow");
-	j = event_to_json(&ev, "deny-read /etc/shadow", "agent-1");
+	j = event_to_json(&ev, "deny-read /etc/shadow", NULL, "agent-1");
 	assert_non_null(j);
 	assert_string_equal(json_string_value(json_object_get(j, "schema")), SBX_EVENT_SCHEMA);
 	assert_string_equal(json_string_value(json_object_get(j, "type")), "violation");
@@ -132,7 +135,7 @@ static void test_json(void **state)
 
 	ev.rule_id = SBX_RULE_NONE;
 	ev.flags = SBX_EV_PATH_UNRESOLVED;
-	j = event_to_json(&ev, NULL, NULL);
+	j = event_to_json(&ev, NULL, NULL, NULL);
 	assert_true(json_is_null(json_object_get(json_object_get(j, "rule"), "id")));
 	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "rule"), "text")),
 			    "fail-closed: unresolvable path");
@@ -152,6 +155,97 @@ static void test_names(void **state)
 	assert_string_equal(sbx_verdict_name(SBX_VERDICT_AUDIT), "audit");
 }
 
+static void make_net(__u16 family, const char *addr, __u16 port, __u16 proto)
+{
+	make_event("");
+	ev.op = SBX_OP_CONNECT;
+	ev.rule_id = SBX_RULE_NET_DEFAULT;
+	ev.flags = SBX_EV_NET;
+	ev.family = family;
+	ev.sock_type = proto == IPPROTO_TCP ? SOCK_STREAM : SOCK_DGRAM;
+	ev.protocol = proto;
+	ev.port = port;
+	if (strchr(addr, ':')) {
+		assert_int_equal(inet_pton(AF_INET6, addr, ev.addr), 1);
+	} else {
+		ev.addr[10] = ev.addr[11] = 0xff;
+		assert_int_equal(inet_pton(AF_INET, addr, ev.addr + 12), 1);
+	}
+}
+
+static void test_net_human(void **state)
+{
+	char line[512];
+
+	(void)state;
+	make_net(AF_INET, "10.1.2.3", 443, IPPROTO_TCP);
+	event_format_human(&ev, NULL, "api.example.com", line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: denied connect 10.1.2.3:443/tcp [api.example.com] "
+			    "(default: no network rule and no DNS answer allows it) pid 42 cat");
+	make_net(AF_INET6, "2001:db8::1", 53, IPPROTO_UDP);
+	ev.op = SBX_OP_SENDTO;
+	event_format_human(&ev, "deny [2001:db8::/32]", NULL, line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: denied sendto [2001:db8::1]:53/udp (deny [2001:db8::/32]) pid 42 cat");
+	/* An IPv4 address reached through an IPv6 socket reads as IPv4. */
+	make_net(AF_INET6, "::ffff:127.0.0.2", 80, IPPROTO_TCP);
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, " 127.0.0.2:80/tcp "));
+
+	make_event("/run/app.sock");
+	ev.op = SBX_OP_CONNECT;
+	ev.flags = SBX_EV_NET;
+	ev.family = AF_UNIX;
+	ev.rule_id = SBX_RULE_UNIX;
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, "denied connect unix:/run/app.sock (default: not in allowUnixSockets)"));
+	ev.flags |= SBX_EV_ABSTRACT;
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, "unix:@/run/app.sock"));
+
+	make_event("");
+	ev.op = SBX_OP_SOCKET;
+	ev.flags = SBX_EV_NET;
+	ev.family = AF_INET;
+	ev.sock_type = SOCK_RAW;
+	ev.protocol = IPPROTO_ICMP;
+	ev.rule_id = SBX_RULE_SOCKET;
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, "denied socket inet/icmp ("));
+
+	make_event("blocked.example");
+	ev.op = SBX_OP_DNS;
+	ev.rule_id = SBX_RULE_DOMAIN_DEFAULT;
+	ev.domain_id = 3;
+	event_format_human(&ev, NULL, "blocked.example", line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: denied dns blocked.example (default: not in allowedDomains) pid 42 cat");
+}
+
+static void test_net_json(void **state)
+{
+	json_t *j, *n;
+
+	(void)state;
+	make_net(AF_INET6, "::ffff:10.0.0.7", 8080, IPPROTO_TCP);
+	ev.domain_id = 2;
+	ev.rule_id = SBX_RULE_DNS_EXPIRED;
+	j = event_to_json(&ev, NULL, "allowed.test", "s");
+	n = json_object_get(j, "net");
+	assert_string_equal(json_string_value(json_object_get(n, "family")), "inet6");
+	assert_string_equal(json_string_value(json_object_get(n, "address")), "10.0.0.7");
+	assert_int_equal(json_integer_value(json_object_get(n, "port")), 8080);
+	assert_string_equal(json_string_value(json_object_get(n, "protocol")), "tcp");
+	assert_string_equal(json_string_value(json_object_get(j, "domain")), "allowed.test");
+	assert_string_equal(json_string_value(json_object_get(j, "op")), "connect");
+	assert_true(json_is_null(json_object_get(json_object_get(j, "rule"), "id")));
+	json_decref(j);
+
+	make_event("/x");	/* file events: no net object, no domain */
+	j = event_to_json(&ev, NULL, NULL, "s");
+	assert_true(json_is_null(json_object_get(j, "net")));
+	assert_true(json_is_null(json_object_get(j, "domain")));
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +255,8 @@ int main(void)
 		cmocka_unit_test(test_two_paths),
 		cmocka_unit_test(test_builtin_rules),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_net_human),
+		cmocka_unit_test(test_net_json),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);

@@ -109,6 +109,68 @@ static void test_compile_rejects_relative_absolute(void **state)
 	assert_int_equal(c.nr, 0);
 }
 
+/* allowUnixSockets: a flag and a rule id of their own, guards as any absolute rule; no read/write say. */
+static void test_compile_unix_sockets(void **state)
+{
+	struct policy_rule rules[] = {
+		{ .kind = RULE_ALLOW_WRITE, .scope = RULE_ABSOLUTE, .path = "/run/user" },
+		{ .kind = RULE_ALLOW_UNIX, .scope = RULE_ABSOLUTE, .path = "/run/user/1000/bus" },
+		{ .kind = RULE_ALLOW_UNIX, .scope = RULE_ABSOLUTE, .path = "/run/user" },
+		{ .kind = RULE_DENY_READ, .scope = RULE_ABSOLUTE, .path = "/run/user/1000/bus" },
+		{ .kind = RULE_ALLOW_UNIX, .scope = RULE_ABSOLUTE, .path = "/tmp/x.sock" },
+	};
+	struct policy p = { .rules = rules, .nr_rules = 5 };
+	const struct fs_entry *e;
+	struct fs_compiled c;
+
+	(void)state;
+	assert_int_equal(fs_compile(&p, 3, &c), 0);
+	assert_int_equal(c.any_depth_mask, 0);
+	/* /run, /run/user, /run/user/1000, bus, /tmp, x.sock */
+	assert_int_equal(c.nr, 6);
+	e = find(&c, fs_key_absolute(3, "/tmp/x.sock"));
+	assert_non_null(e);
+	assert_int_equal(e->rule.flags, SBX_FS_UNIX_SOCKET);
+	assert_int_equal(e->rule.unix_rule, 4);
+	e = find(&c, fs_key_absolute(3, "/run/user/1000/bus"));
+	assert_non_null(e);
+	assert_int_equal(e->rule.flags, SBX_FS_UNIX_SOCKET | SBX_FS_DENY_READ);
+	assert_int_equal(e->rule.unix_rule, 1);
+	assert_int_equal(e->rule.read_rule, 3);
+	e = find(&c, fs_key_absolute(3, "/run/user"));
+	assert_non_null(e);
+	assert_int_equal(e->rule.flags, SBX_FS_ALLOW_WRITE | SBX_FS_UNIX_SOCKET | SBX_FS_GUARD);
+	assert_int_equal(e->rule.write_rule, 0);
+	assert_int_equal(e->rule.unix_rule, 2);
+	e = find(&c, fs_key_absolute(3, "/run/user/1000"));
+	assert_non_null(e);
+	assert_int_equal(e->rule.flags, SBX_FS_GUARD);
+	assert_int_equal(e->rule.unix_rule, SBX_RULE_NONE);
+	e = find(&c, fs_key_absolute(3, "/tmp"));
+	assert_non_null(e);
+	assert_int_equal(e->rule.flags, SBX_FS_GUARD);
+	assert_int_equal(e->rule.guard_rule, 4);
+	fs_compiled_free(&c);
+}
+
+static void test_merge_unix_rule(void **state)
+{
+	struct sbx_fs_rule r = { .read_rule = 1, .write_rule = 1, .unix_rule = SBX_RULE_NONE,
+				 .flags = SBX_FS_DENY_READ };
+	struct sbx_fs_rule sock = { .read_rule = 2, .write_rule = 2, .unix_rule = 2,
+				    .flags = SBX_FS_UNIX_SOCKET };
+	struct sbx_fs_rule sock2 = { .read_rule = 5, .write_rule = 5, .unix_rule = 5,
+				     .flags = SBX_FS_UNIX_SOCKET };
+
+	(void)state;
+	fs_rule_merge(&r, &sock);
+	fs_rule_merge(&r, &sock2);	/* the first socket rule stays */
+	assert_int_equal(r.unix_rule, 2);
+	assert_int_equal(r.read_rule, 1);	/* a socket rule says nothing about reads */
+	assert_int_equal(r.write_rule, 1);
+	assert_int_equal(r.flags, SBX_FS_DENY_READ | SBX_FS_UNIX_SOCKET);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -116,6 +178,8 @@ int main(void)
 		cmocka_unit_test(test_merge_precedence),
 		cmocka_unit_test(test_compile_guards_and_mask),
 		cmocka_unit_test(test_compile_rejects_relative_absolute),
+		cmocka_unit_test(test_compile_unix_sockets),
+		cmocka_unit_test(test_merge_unix_rule),
 	};
 
 	return cmocka_run_group_tests_name("fsrules", tests, NULL, NULL);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <arpa/inet.h>
 #include <cmocka.h>
 #include <jansson.h>
 
@@ -234,6 +235,75 @@ static const struct policy_rule *rule(const struct policy *p, size_t i, enum rul
 	return &p->rules[i];
 }
 
+/* @cidr in a net_rule's form, worked out here: IPv4 as ::ffff:a.b.c.d with 96 more bits. */
+static void cidr_bytes(const char *cidr, __u8 addr[16], unsigned *plen)
+{
+	const char *slash = strchr(cidr, '/');
+	char a[64];
+
+	assert_non_null(slash);
+	snprintf(a, sizeof(a), "%.*s", (int)(slash - cidr), cidr);
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, a, addr + 12) == 1) {
+		addr[10] = addr[11] = 0xff;
+		*plen = 96 + (unsigned)atoi(slash + 1);
+	} else {
+		assert_int_equal(inet_pton(AF_INET6, a, addr), 1);
+		*plen = (unsigned)atoi(slash + 1);
+	}
+}
+
+/* Net rule @i is @deny @cidr with ports @lo-@hi, and shows as @cidr. */
+static const struct net_rule *net(const struct policy *p, size_t i, bool deny, const char *cidr,
+				  unsigned lo, unsigned hi)
+{
+	const struct net_rule *r;
+	unsigned plen;
+	__u8 addr[16];
+	char shown[64];
+
+	assert_true(i < p->net.nr_rules);
+	r = &p->net.rules[i];
+	cidr_bytes(cidr, addr, &plen);
+	assert_int_equal(r->deny, deny);
+	assert_memory_equal(r->addr, addr, 16);
+	assert_int_equal(r->plen, plen);
+	assert_int_equal(r->lo, lo);
+	assert_int_equal(r->hi, hi);
+	policy_format_cidr(r->addr, r->plen, shown, sizeof(shown));
+	assert_string_equal(shown, cidr);
+	return r;
+}
+
+static const struct domain_rule *dom(const struct policy *p, size_t i, bool deny, bool wildcard,
+				     const char *name, unsigned lo, unsigned hi)
+{
+	const struct domain_rule *d;
+
+	assert_true(i < p->net.nr_domains);
+	d = &p->net.domains[i];
+	assert_int_equal(d->deny, deny);
+	assert_int_equal(d->wildcard, wildcard);
+	assert_string_equal(d->name, name);
+	assert_int_equal(d->lo, lo);
+	assert_int_equal(d->hi, hi);
+	return d;
+}
+
+/* allowLoopback's four rules from @i on, with @text and @origin. */
+static void loopback(const struct policy *p, size_t i, bool deny, unsigned lo, unsigned hi,
+		     const char *text, const char *origin)
+{
+	static const char *const set[] = { "127.0.0.0/8", "::1/128", "0.0.0.0/32", "::/128" };
+
+	for (size_t k = 0; k < 4; k++) {
+		const struct net_rule *r = net(p, i + k, deny, set[k], lo, hi);
+
+		assert_string_equal(r->text, text);
+		assert_string_equal(r->origin, origin);
+	}
+}
+
 static void test_every_key(void **state)
 {
 	const char *json =
@@ -272,7 +342,7 @@ static void test_every_key(void **state)
 	assert_string_equal(p.description, "all keys");
 	assert_int_equal(p.mode, POLICY_AUDIT);
 	assert_true(p.allow_git_config);
-	assert_int_equal(p.nr_rules, 4);
+	assert_int_equal(p.nr_rules, 5);	/* + allowUnixSockets */
 	r = rule(&p, 0, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.ssh");
 	assert_string_equal(r->text, "denyRead ~/.ssh");
 	assert_string_equal(r->origin, "t.json:6:18");
@@ -284,26 +354,42 @@ static void test_every_key(void **state)
 	r = rule(&p, 3, RULE_DENY_WRITE, RULE_ANY_DEPTH, ".env");
 	assert_string_equal(r->text, "denyWrite **/.env");
 
-	assert_int_equal(p.net.nr_allowed_domains, 2);
-	assert_string_equal(p.net.allowed_domains[1], "*.npmjs.org:443");
-	assert_int_equal(p.net.nr_denied_domains, 1);
-	assert_string_equal(p.net.denied_domains[0], "*");
-	assert_int_equal(p.net.nr_allow_unix_sockets, 1);
-	assert_string_equal(p.net.allow_unix_sockets[0], HOME "/agent.sock");
+	r = rule(&p, 4, RULE_ALLOW_UNIX, RULE_ABSOLUTE, HOME "/agent.sock");
+	assert_string_equal(r->text, "allowUnixSockets ~/agent.sock");
+	assert_string_equal(r->origin, "t.json:15:26");
+
+	assert_int_equal(p.net.nr_domains, 3);
+	assert_string_equal(dom(&p, 0, false, false, "github.com", 0, 65535)->origin, "t.json:13:24");
+	assert_string_equal(dom(&p, 1, false, true, "npmjs.org", 443, 443)->text,
+			    "allowedDomains *.npmjs.org:443");
+	assert_string_equal(dom(&p, 2, true, true, "", 0, 65535)->text, "deniedDomains *");
+	assert_int_equal(p.net.nr_rules, 7);
+	assert_string_equal(net(&p, 0, false, "10.0.0.0/8", 443, 443)->origin, "t.json:19:15");
+	assert_string_equal(p.net.rules[0].text, "allow 10.0.0.0/8:443");
+	assert_string_equal(net(&p, 1, false, "2001:db8::/32", 8000, 8999)->text,
+			    "allow [2001:db8::/32]:8000-8999");
+	assert_string_equal(net(&p, 2, true, "169.254.169.254/32", 0, 65535)->text,
+			    "deny 169.254.169.254");
+	loopback(&p, 3, false, 0, 65535, "allowLoopback", "t.json:22:22");
 	assert_true(p.net.allow_all_unix_sockets);
 	assert_true(p.net.allow_local_binding);
 	assert_false(p.net.allow_all_domains);
-	assert_int_equal(p.net.nr_allow, 2);
-	assert_string_equal(p.net.allow[1], "[2001:db8::/32]:8000-8999");
-	assert_int_equal(p.net.nr_deny, 1);
 	assert_true(p.net.allow_abstract_unix_sockets);
 	assert_true(p.net.allow_loopback);
+	assert_false(p.net.allow_raw_sockets);
 	assert_int_equal(p.limits.memory_max, 1LL << 30);
 	assert_int_equal(p.limits.pids_max, 100);
 	assert_int_equal(d.nr_warnings, 0);
 	assert_string_equal(policy_rule_text(&p, 3), "denyWrite **/.env");
-	assert_null(policy_rule_text(&p, 4));
+	assert_string_equal(policy_rule_text(&p, 4), "allowUnixSockets ~/agent.sock");
+	assert_null(policy_rule_text(&p, 5));
 	assert_null(policy_rule_text(&p, SBX_RULE_NONE));
+	assert_null(policy_rule_text(&p, SBX_RULE_DOMAIN_DEFAULT));
+	assert_string_equal(policy_rule_text(&p, SBX_RULE_NET_BASE), "allow 10.0.0.0/8:443");
+	assert_string_equal(policy_rule_text(&p, SBX_RULE_NET_BASE + 6), "allowLoopback");
+	assert_null(policy_rule_text(&p, SBX_RULE_NET_BASE + 7));
+	assert_string_equal(policy_rule_text(&p, SBX_RULE_DOMAIN_BASE + 2), "deniedDomains *");
+	assert_null(policy_rule_text(&p, SBX_RULE_DOMAIN_BASE + 3));
 	policy_free(&p);
 	assert_empty(&p);
 }
@@ -652,7 +738,9 @@ static void test_network_values(void **state)
 	for (size_t i = 0; i < sizeof(good_cidrs) / sizeof(good_cidrs[0]); i++) {
 		snprintf(json, sizeof(json), "{\"network\": {\"deny\": [\"%s\"]}}", good_cidrs[i]);
 		load_ok(&p, &d, json);
-		assert_string_equal(p.net.deny[0], good_cidrs[i]);
+		assert_int_equal(p.net.nr_rules, 1);
+		assert_true(p.net.rules[0].deny);
+		assert_string_equal(p.net.rules[0].text + strlen("deny "), good_cidrs[i]);
 		policy_free(&p);
 	}
 	load_ok(&p, &d, "{\"network\": {\"deniedDomains\": [\"*\", \"*:22\"]}}");
@@ -910,14 +998,17 @@ static void test_presets(void **state)
 	rule(&p, 0, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.ssh");
 	assert_string_equal(p.rules[0].text, "denyRead ~/.ssh");
 	assert_string_equal(p.rules[0].origin, "agent-default:7:7");
-	assert_int_equal(p.net.nr_allowed_domains, 0);
+	assert_int_equal(p.net.nr_domains, 0);
+	assert_int_equal(p.net.nr_rules, 0);
 	policy_free(&p);
 
 	assert_int_equal(policy_load_preset(&p, "training", &env, &d), 0);
-	assert_int_equal(p.net.nr_allowed_domains, 0);
+	assert_int_equal(p.net.nr_domains, 0);
+	assert_int_equal(p.net.nr_rules, 0);
 	policy_free(&p);
 	assert_int_equal(policy_load_preset(&p, "standard", &env, &d), 0);
-	assert_true(p.net.nr_allowed_domains > 0);
+	assert_true(p.net.nr_domains > 0);
+	assert_int_equal(p.net.nr_rules, 4);	/* allowLoopback */
 	policy_free(&p);
 
 	assert_int_equal(policy_load_preset(&p, "lax", &env, &d), -ENOENT);
@@ -963,6 +1054,7 @@ static void test_preset_contents(void **state)
 static void test_srt_settings_file(void **state)
 {
 	static const char *const warnings[] = {
+		"11:48: '*:22': a denied name is denied on every port, not only 22",
 		"12:5: ignoring 'network.deniedDomainReasons'",
 		"15:5: ignoring 'network.strictAllowlist'",
 		"19:5: ignoring 'network.httpProxyPort'",
@@ -994,28 +1086,38 @@ static void test_srt_settings_file(void **state)
 			fail_msg("warning %zu: got '%s', want '%s…'", i, d.warnings[i], want);
 	}
 	assert_true(p.allow_git_config);
-	assert_int_equal(p.nr_rules, 11);
-	rule(&p, 0, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.ssh");
-	rule(&p, 1, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.aws/credentials");
-	rule(&p, 2, RULE_DENY_READ, RULE_ANY_DEPTH, ".env");
-	rule(&p, 3, RULE_ALLOW_READ, RULE_ABSOLUTE, HOME "/.ssh/known_hosts");
-	rule(&p, 4, RULE_ALLOW_WRITE, RULE_ABSOLUTE, CWD);
-	rule(&p, 5, RULE_ALLOW_WRITE, RULE_ABSOLUTE, CWD "/src");
-	assert_int_equal(path_resolve(tmp, sizeof(tmp)), 0);
-	rule(&p, 6, RULE_ALLOW_WRITE, RULE_ABSOLUTE, tmp);
-	rule(&p, 7, RULE_DENY_WRITE, RULE_ABSOLUTE, CWD "/.env");
-	rule(&p, 8, RULE_DENY_WRITE, RULE_ABSOLUTE, CWD "/config/production.json");
-	rule(&p, 9, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.netrc");
-	rule(&p, 10, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.config/gh/hosts.yml");
-	snprintf(want, sizeof(want), "%s:27:18", file);
-	assert_string_equal(p.rules[0].origin, want);
-
-	assert_int_equal(p.net.nr_allowed_domains, 6);
-	assert_string_equal(p.net.allowed_domains[4], "[2001:db8::10]:8443");
-	assert_int_equal(p.net.nr_denied_domains, 2);
+	assert_int_equal(p.nr_rules, 12);
+	/* network comes first in this file: its socket rule is rule 0 */
 	assert_int_equal(path_resolve(sock, sizeof(sock)), 0);
-	assert_int_equal(p.net.nr_allow_unix_sockets, 1);
-	assert_string_equal(p.net.allow_unix_sockets[0], sock);
+	assert_string_equal(rule(&p, 0, RULE_ALLOW_UNIX, RULE_ABSOLUTE, sock)->text,
+			    "allowUnixSockets /var/run/docker.sock");
+	rule(&p, 1, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.ssh");
+	rule(&p, 2, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.aws/credentials");
+	rule(&p, 3, RULE_DENY_READ, RULE_ANY_DEPTH, ".env");
+	rule(&p, 4, RULE_ALLOW_READ, RULE_ABSOLUTE, HOME "/.ssh/known_hosts");
+	rule(&p, 5, RULE_ALLOW_WRITE, RULE_ABSOLUTE, CWD);
+	rule(&p, 6, RULE_ALLOW_WRITE, RULE_ABSOLUTE, CWD "/src");
+	assert_int_equal(path_resolve(tmp, sizeof(tmp)), 0);
+	rule(&p, 7, RULE_ALLOW_WRITE, RULE_ABSOLUTE, tmp);
+	rule(&p, 8, RULE_DENY_WRITE, RULE_ABSOLUTE, CWD "/.env");
+	rule(&p, 9, RULE_DENY_WRITE, RULE_ABSOLUTE, CWD "/config/production.json");
+	rule(&p, 10, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.netrc");
+	rule(&p, 11, RULE_DENY_READ, RULE_ABSOLUTE, HOME "/.config/gh/hosts.yml");
+	snprintf(want, sizeof(want), "%s:27:18", file);
+	assert_string_equal(p.rules[1].origin, want);
+
+	/* The IPv6 literal and localhost are address rules; the names are for the resolver. */
+	assert_int_equal(p.net.nr_domains, 6);
+	dom(&p, 0, false, false, "github.com", 0, 65535);
+	dom(&p, 1, false, true, "github.com", 0, 65535);
+	dom(&p, 3, false, false, "api.example.com", 443, 443);
+	dom(&p, 4, true, false, "telemetry.example.net", 0, 65535);
+	dom(&p, 5, true, true, "", 0, 65535);	/* "*:22": name-wide */
+	assert_int_equal(p.net.nr_rules, 5);
+	assert_string_equal(net(&p, 0, false, "2001:db8::10/128", 8443, 8443)->text,
+			    "allowedDomains [2001:db8::10]:8443");
+	snprintf(want, sizeof(want), "%s:9:7", file);
+	loopback(&p, 1, false, 0, 65535, "allowedDomains localhost", want);
 	assert_true(p.net.allow_local_binding);
 	assert_false(p.net.allow_all_unix_sockets);
 	policy_free(&p);
@@ -1051,11 +1153,28 @@ static void test_load_file_errors(void **state)
 	unlink(file);
 }
 
+/* @v equals @want, which is dropped. */
+static bool json_is(json_t *v, json_t *want)
+{
+	bool same;
+
+	assert_non_null(want);
+	same = json_equal(v, want);
+	if (!same) {
+		char *got = json_dumps(v, JSON_COMPACT);
+
+		print_message("got %s\n", got);
+		free(got);
+	}
+	json_decref(want);
+	return same;
+}
+
 static void test_to_json(void **state)
 {
 	struct policy_diag d;
 	struct policy p;
-	json_t *doc, *r;
+	json_t *doc, *r, *net_json;
 	char *s;
 
 	(void)state;
@@ -1082,10 +1201,22 @@ static void test_to_json(void **state)
 	assert_string_equal(json_string_value(json_object_get(r, "scope")), "any-depth");
 	assert_string_equal(json_string_value(json_object_get(r, "kind")), "mandatory");
 	r = json_object_get(doc, "network");
-	assert_string_equal(json_string_value(json_array_get(json_object_get(r, "allowedDomains"), 0)),
-			    "github.com");
 	assert_true(json_is_true(json_object_get(r, "allowLoopback")));
 	assert_true(json_is_false(json_object_get(r, "allowLocalBinding")));
+	assert_true(json_is_false(json_object_get(r, "allowRawSockets")));
+	assert_int_equal(json_array_size(json_object_get(r, "unixSockets")), 0);
+	assert_int_equal(json_array_size(json_object_get(r, "domains")), 1);
+	net_json = json_array_get(json_object_get(r, "domains"), 0);
+	assert_true(json_is(net_json, json_pack("{s:I, s:i, s:s, s:s, s:s, s:b, s:[i, i], s:s, s:s}",
+		"id", (json_int_t)SBX_RULE_DOMAIN_BASE, "index", 0, "verdict", "allow",
+		"pattern", "github.com", "name", "github.com", "wildcard", 0, "ports", 0, 65535,
+		"text", "allowedDomains github.com", "origin", "t.json:1:93")));
+	assert_int_equal(json_array_size(json_object_get(r, "rules")), 4);
+	net_json = json_array_get(json_object_get(r, "rules"), 1);
+	assert_true(json_is(net_json, json_pack("{s:I, s:i, s:s, s:s, s:[i, i], s:s, s:s}",
+		"id", (json_int_t)SBX_RULE_NET_BASE + 1, "index", 1, "verdict", "allow",
+		"cidr", "::1/128", "ports", 0, 65535, "text", "allowLoopback",
+		"origin", "t.json:1:125")));
 	r = json_object_get(doc, "limits");
 	assert_string_equal(json_string_value(json_object_get(r, "pids.max")), "10");
 	assert_string_equal(json_string_value(json_object_get(r, "memory.oom.group")), "1");
@@ -1112,7 +1243,197 @@ static void test_print(void **state)
 	assert_non_null(strstr(buf, "policy t.json (audit)\n"));
 	assert_non_null(strstr(buf, "denyRead   any-depth .env"));
 	assert_non_null(strstr(buf, "denyRead **/.env  [t.json:1:47]"));
-	assert_non_null(strstr(buf, "allowedDomains           (none)"));
+	assert_non_null(strstr(buf, "network:\n  addresses (rule id 0x40000000 + #; per port, any deny "
+				    "beats any allow): (none)\n"));
+	assert_non_null(strstr(buf, "\n  domains (rule id 0x50000000 + #; denied beats allowed, then "
+				    "the most specific): (none)\n"));
+	assert_non_null(strstr(buf, "  allowRawSockets          false\n"));
+	free(buf);
+	policy_free(&p);
+}
+
+/* CIDRs become rules in the kernel's form: IPv4 as ::ffff:a.b.c.d, its prefix 96 bits longer. */
+static void test_network_cidrs(void **state)
+{
+	const char *json =
+		"{\"network\": {\n"
+		"  \"allow\": [\"10.0.0.0/8:443\", \"192.168.1.10\", \"0.0.0.0/0:80\", \"2001:db8::/32\",\n"
+		"            \"[fe80::1]:22\", \"::ffff:10.0.0.1\", \"::ffff:10.0.0.0/104\", \"[::/0]:53\"],\n"
+		"  \"deny\": [\"10.1.0.0/16:8000-8999\"]\n"
+		"}}";
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, json);
+	assert_int_equal(p.nr_rules, 0);
+	assert_int_equal(p.net.nr_rules, 9);
+	assert_int_equal(p.net.nr_domains, 0);
+	net(&p, 0, false, "10.0.0.0/8", 443, 443);
+	assert_int_equal(p.net.rules[0].plen, 104);
+	assert_int_equal(p.net.rules[0].addr[10], 0xff);
+	assert_int_equal(p.net.rules[0].addr[12], 10);
+	assert_string_equal(p.net.rules[0].origin, "t.json:2:13");
+	net(&p, 1, false, "192.168.1.10/32", 0, 65535);
+	assert_string_equal(p.net.rules[1].origin, "t.json:2:31");
+	net(&p, 2, false, "0.0.0.0/0", 80, 80);
+	assert_int_equal(p.net.rules[2].plen, 96);
+	net(&p, 3, false, "2001:db8::/32", 0, 65535);
+	assert_int_equal(p.net.rules[3].plen, 32);
+	net(&p, 4, false, "fe80::1/128", 22, 22);
+	assert_string_equal(p.net.rules[4].text, "allow [fe80::1]:22");
+	assert_string_equal(p.net.rules[4].origin, "t.json:3:13");
+	/* A v4-mapped IPv6 address is that IPv4 address. */
+	net(&p, 5, false, "10.0.0.1/32", 0, 65535);
+	assert_int_equal(p.net.rules[5].plen, 128);
+	assert_string_equal(p.net.rules[5].text, "allow ::ffff:10.0.0.1");
+	net(&p, 6, false, "10.0.0.0/8", 0, 65535);
+	net(&p, 7, false, "::/0", 53, 53);
+	net(&p, 8, true, "10.1.0.0/16", 8000, 8999);
+	assert_string_equal(p.net.rules[8].text, "deny 10.1.0.0/16:8000-8999");
+	assert_string_equal(p.net.rules[8].origin, "t.json:4:12");
+	/* ::/0 holds ::ffff:0:0/96 too: say so. */
+	assert_int_equal(d.nr_warnings, 1);
+	assert_string_equal(d.warnings[0], "t.json:3:71: '[::/0]:53' also covers every IPv4 address "
+			    "(IPv4 is judged as ::ffff:a.b.c.d)");
+	policy_free(&p);
+	assert_empty(&p);
+}
+
+static void test_network_loopback(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, "{\"network\": {\"deny\": [\"10.0.0.0/8\"],\n \"allowLoopback\": true}}");
+	assert_int_equal(p.net.nr_rules, 5);
+	net(&p, 0, true, "10.0.0.0/8", 0, 65535);
+	loopback(&p, 1, false, 0, 65535, "allowLoopback", "t.json:2:19");
+	assert_true(p.net.allow_loopback);
+	policy_free(&p);
+	load_ok(&p, &d, "{\"network\": {\"allowLoopback\": false}}");
+	assert_int_equal(p.net.nr_rules, 0);
+	assert_false(p.net.allow_loopback);
+	policy_free(&p);
+	load_ok(&p, &d, "{\"network\": {\"allowRawSockets\": true}}");
+	assert_true(p.net.allow_raw_sockets);
+	policy_free(&p);
+	expect_error("{\"network\": {\"allowRawSockets\": \"yes\"}}",
+		     "t.json:1:33: 'network.allowRawSockets' must be true or false, not a string");
+}
+
+/* Names for the resolver; localhost and IP literals never go through DNS: address rules. */
+static void test_network_domains(void **state)
+{
+	const char *json =
+		"{\"network\": {\n"
+		"  \"allowedDomains\": [\"localhost:8080\", \"127.0.0.1\", \"[::1]:8443\", \"Example.COM.\",\n"
+		"                     \"*.Foo.example.com:443\", \"LOCALHOST\"],\n"
+		"  \"deniedDomains\": [\"localhost\", \"10.1.2.3:22\", \"evil.example.org\", \"*.ads.example.net\"]\n"
+		"}}";
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, json);
+	assert_int_equal(d.nr_warnings, 0);
+	assert_int_equal(p.net.nr_rules, 4 + 1 + 1 + 4 + 4 + 1);
+	loopback(&p, 0, false, 8080, 8080, "allowedDomains localhost:8080", "t.json:2:22");
+	assert_string_equal(net(&p, 4, false, "127.0.0.1/32", 0, 65535)->text,
+			    "allowedDomains 127.0.0.1");
+	assert_string_equal(net(&p, 5, false, "::1/128", 8443, 8443)->origin, "t.json:2:53");
+	loopback(&p, 6, false, 0, 65535, "allowedDomains LOCALHOST", "t.json:3:47");
+	loopback(&p, 10, true, 0, 65535, "deniedDomains localhost", "t.json:4:21");
+	assert_string_equal(net(&p, 14, true, "10.1.2.3/32", 22, 22)->text, "deniedDomains 10.1.2.3:22");
+
+	assert_int_equal(p.net.nr_domains, 4);
+	assert_string_equal(dom(&p, 0, false, false, "example.com", 0, 65535)->text,
+			    "allowedDomains Example.COM.");
+	assert_string_equal(dom(&p, 1, false, true, "foo.example.com", 443, 443)->origin, "t.json:3:22");
+	dom(&p, 2, true, false, "evil.example.org", 0, 65535);
+	dom(&p, 3, true, true, "ads.example.net", 0, 65535);
+	policy_free(&p);
+}
+
+static void test_network_domain_warnings(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	/* A denied name with a port is denied on every port. */
+	load_ok(&p, &d, "{\"network\": {\"deniedDomains\": [\"evil.example.org:22\", \"*:25\"]}}");
+	assert_int_equal(d.nr_warnings, 2);
+	assert_string_equal(d.warnings[0], "t.json:1:32: 'evil.example.org:22': a denied name is denied "
+			    "on every port, not only 22 (the resolver cannot refuse a name for one port)");
+	assert_string_equal(d.warnings[1], "t.json:1:55: '*:25': a denied name is denied on every port, "
+			    "not only 25 (the resolver cannot refuse a name for one port); '*' denies "
+			    "every name");
+	dom(&p, 0, true, false, "evil.example.org", 0, 65535);
+	dom(&p, 1, true, true, "", 0, 65535);
+	policy_free(&p);
+	/* One name, different ports: the first entry counts. The same ports again: quiet. */
+	load_ok(&p, &d, "{\"network\": {\"allowedDomains\": [\"a.example.com:443\", \"a.example.com:80\","
+		" \"A.example.com:443\", \"*.a.example.com:80\"]}}");
+	assert_int_equal(d.nr_warnings, 1);
+	assert_string_equal(d.warnings[0], "t.json:1:54: 'a.example.com:80': the name is already allowed "
+			    "by 'allowedDomains a.example.com:443' (t.json:1:33), whose ports count");
+	assert_int_equal(p.net.nr_domains, 4);
+	policy_free(&p);
+}
+
+/* allowUnixSockets entries are rules, with ids, texts and origins like the file rules. */
+static void test_unix_sockets(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, "{\"filesystem\": {\"denyRead\": [\"~/.ssh\"]},\n"
+			" \"network\": {\"allowUnixSockets\": [\"/nonexistent-sbx/run/a.sock\", \"~/.x/**\"]}}");
+	assert_int_equal(p.nr_rules, 3);
+	assert_string_equal(rule(&p, 1, RULE_ALLOW_UNIX, RULE_ABSOLUTE, "/nonexistent-sbx/run/a.sock")->text,
+			    "allowUnixSockets /nonexistent-sbx/run/a.sock");
+	assert_string_equal(p.rules[1].origin, "t.json:2:35");
+	rule(&p, 2, RULE_ALLOW_UNIX, RULE_ABSOLUTE, HOME "/.x");
+	assert_string_equal(policy_rule_text(&p, 2), "allowUnixSockets ~/.x/**");
+	assert_string_equal(rule_kind_name(RULE_ALLOW_UNIX), "allowUnixSockets");
+	policy_free(&p);
+	expect_error("{\"network\": {\"allowUnixSockets\": [\"**/docker.sock\"]}}",
+		     "t.json:1:35: '**/docker.sock': unsupported glob '*' " GLOB_HELP);
+	expect_error("{\"network\": {\"allowUnixSockets\": [\"/run/*.sock\"]}}",
+		     "t.json:1:35: '/run/*.sock': unsupported glob '*' " GLOB_HELP);
+}
+
+static void test_print_network(void **state)
+{
+	struct policy_diag d;
+	struct policy p;
+	char *buf = NULL;
+	size_t sz = 0;
+	FILE *f;
+
+	(void)state;
+	load_ok(&p, &d, "{\"network\": {\"allow\": [\"10.0.0.0/8:443\", \"[2001:db8::/32]:8000-8999\"],"
+		" \"deniedDomains\": [\"*.evil.example\"], \"allowedDomains\": [\"github.com\"],"
+		" \"allowUnixSockets\": [\"/nonexistent-sbx/s\"], \"allowLocalBinding\": true}}");
+	f = open_memstream(&buf, &sz);
+	policy_print(&p, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "    0  allowUnixSockets absolute  /nonexistent-sbx/s"));
+	assert_non_null(strstr(buf,
+		"  addresses (rule id 0x40000000 + #; per port, any deny beats any allow):\n"
+		"    0  allow 10.0.0.0/8                       port 443          allow 10.0.0.0/8:443  "
+		"[t.json:1:24]\n"
+		"    1  allow 2001:db8::/32                    ports 8000-8999   "
+		"allow [2001:db8::/32]:8000-8999  [t.json:1:42]\n"
+		"  domains (rule id 0x50000000 + #; denied beats allowed, then the most specific):\n"
+		"    0  deny  *.evil.example                   all ports         "
+		"deniedDomains *.evil.example  [t.json:1:90]\n"
+		"    1  allow github.com                       all ports         "
+		"allowedDomains github.com  [t.json:1:128]\n"));
+	assert_non_null(strstr(buf, "  allowLocalBinding        true\n"));
 	free(buf);
 	policy_free(&p);
 }
@@ -1331,6 +1652,11 @@ int main(void)
 		cmocka_unit_test(test_add_rule),
 		cmocka_unit_test(test_network_values),
 		cmocka_unit_test(test_network_errors),
+		cmocka_unit_test(test_network_cidrs),
+		cmocka_unit_test(test_network_loopback),
+		cmocka_unit_test(test_network_domains),
+		cmocka_unit_test(test_network_domain_warnings),
+		cmocka_unit_test(test_unix_sockets),
 		cmocka_unit_test(test_credentials),
 		cmocka_unit_test(test_srt_only_keys_warn),
 		cmocka_unit_test(test_warning_overflow),
@@ -1343,6 +1669,7 @@ int main(void)
 		cmocka_unit_test(test_load_file_errors),
 		cmocka_unit_test(test_to_json),
 		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_print_network),
 		cmocka_unit_test(test_limits_values),
 		cmocka_unit_test(test_limits_io),
 		cmocka_unit_test(test_limits_errors),

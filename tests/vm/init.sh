@@ -53,7 +53,8 @@ run_suite() {
 case "$SBX_MODE" in
 test) run_suite ;;
 demo) sh /sbx/tests/vm/demo.sh 2>&1 | tee "$SBX_RESULTS"; echo "SUITE-DONE" >"$SBX_RESULTS" ;;
-bench) sh /sbx/bench/open-overhead.sh 2>&1 | tee "$SBX_RESULTS"; echo "SUITE-DONE" >"$SBX_RESULTS" ;;
+bench) { sh /sbx/bench/open-overhead.sh; sh /sbx/bench/connect-overhead.sh; } 2>&1 | tee "$SBX_RESULTS"
+	echo "SUITE-DONE" >"$SBX_RESULTS" ;;
 shell)
 	echo 'export PATH=/sbx/bin:$PATH' >/etc/profile.d/sbx.sh	# bash -l resets PATH
 	echo "sbx-bpf VM: $(uname -r); sbx-bpf and tests are in /sbx. Exit the shell to power off."

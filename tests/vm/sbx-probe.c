@@ -25,6 +25,18 @@
  *   sbx-probe setflags PATH         FS_IOC_GETFLAGS then FS_IOC_SETFLAGS (same flags)
  *   sbx-probe pid                   print own pid (for matching events)
  *
+ * Network (ADDR: IPv4, or IPv6 incl. "::ffff:10.0.0.1", which uses an
+ * AF_INET6 socket):
+ *   sbx-probe connect ADDR PORT [tcp|udp]   connect(2) (tcp: a refused
+ *                                   connection prints ECONNREFUSED)
+ *   sbx-probe udp-send ADDR PORT    connected UDP: connect + send
+ *   sbx-probe sendto ADDR PORT      unconnected UDP sendto
+ *   sbx-probe tfo ADDR PORT         TCP Fast Open: sendto(MSG_FASTOPEN), no connect
+ *   sbx-probe bind ADDR PORT [tcp|udp] | listen ADDR PORT
+ *   sbx-probe socket raw|packet|ping|vsock   create one socket
+ *   sbx-probe unix-connect PATH [stream|dgram]   "@NAME": abstract
+ *   sbx-probe unix-bind PATH        "@NAME": abstract
+ *
  * Prints "OK" or the errno name (e.g. "EACCES"); exit 0 on success, 1 on a
  * refused call, 2 on bad usage.
  */
@@ -44,6 +56,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <stddef.h>
 
 static const char *errno_name(int e)
 {
@@ -64,6 +82,14 @@ static const char *errno_name(int e)
 	case ENOTTY: return "ENOTTY";
 	case ENXIO: return "ENXIO";
 	case ENODEV: return "ENODEV";
+	case ECONNREFUSED: return "ECONNREFUSED";
+	case ENETUNREACH: return "ENETUNREACH";
+	case EADDRINUSE: return "EADDRINUSE";
+	case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
+	case EAFNOSUPPORT: return "EAFNOSUPPORT";
+	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
+	case EINPROGRESS: return "EINPROGRESS";
+	case ETIMEDOUT: return "ETIMEDOUT";
 	}
 	return "EOTHER";
 }
@@ -234,6 +260,99 @@ static int do_reopen(const char *fd, const char *mode)
 	return do_open(path, mode);
 }
 
+/* ADDR PORT → a socket address; its family in *family. */
+static socklen_t inet_target(const char *addr, const char *port, struct sockaddr_storage *ss, int *family)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &in->sin_addr) == 1) {
+		in->sin_family = *family = AF_INET;
+		in->sin_port = htons((uint16_t)atoi(port));
+		return sizeof(*in);
+	}
+	if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+		in6->sin6_family = *family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)atoi(port));
+		return sizeof(*in6);
+	}
+	fprintf(stderr, "bad address %s\n", addr);
+	exit(2);
+}
+
+static int do_inet(const char *op, const char *addr, const char *port, const char *proto)
+{
+	struct sockaddr_storage ss;
+	int family, fd, udp = proto && !strcmp(proto, "udp");
+	socklen_t len = inet_target(addr, port, &ss, &family);
+
+	if (!strcmp(op, "udp-send") || !strcmp(op, "sendto"))
+		udp = 1;
+	fd = socket(family, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
+	if (fd < 0)
+		return report(-1);
+	if (!strcmp(op, "connect"))
+		return report(connect(fd, (struct sockaddr *)&ss, len));
+	if (!strcmp(op, "udp-send")) {
+		if (connect(fd, (struct sockaddr *)&ss, len))
+			return report(-1);
+		return report(send(fd, "x", 1, 0) == 1 ? 0 : -1);
+	}
+	if (!strcmp(op, "sendto") || !strcmp(op, "tfo"))
+		return report(sendto(fd, "x", 1, udp ? 0 : MSG_FASTOPEN, (struct sockaddr *)&ss, len) == 1 ? 0 : -1);
+	if (!strcmp(op, "bind"))
+		return report(bind(fd, (struct sockaddr *)&ss, len));
+	if (bind(fd, (struct sockaddr *)&ss, len))	/* listen */
+		return report(-1);
+	return report(listen(fd, 1));
+}
+
+static int do_socket(const char *kind)
+{
+	if (!strcmp(kind, "raw"))
+		return report(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+	if (!strcmp(kind, "packet"))
+		return report(socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)));
+	if (!strcmp(kind, "ping"))
+		return report(socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP));
+	if (!strcmp(kind, "vsock"))
+		return report(socket(40 /* AF_VSOCK */, SOCK_STREAM, 0));
+	fprintf(stderr, "bad socket kind %s\n", kind);
+	return 2;
+}
+
+/* "@NAME" is abstract. */
+static socklen_t unix_target(const char *path, struct sockaddr_un *un)
+{
+	size_t n = strlen(path);
+
+	memset(un, 0, sizeof(*un));
+	un->sun_family = AF_UNIX;
+	if (n >= sizeof(un->sun_path))
+		exit(2);
+	memcpy(un->sun_path, path, n);
+	if (path[0] == '@')
+		un->sun_path[0] = '\0';
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (path[0] != '@'));
+}
+
+static int do_unix(const char *op, const char *path, const char *type)
+{
+	struct sockaddr_un un;
+	socklen_t len = unix_target(path, &un);
+	int dgram = type && !strcmp(type, "dgram");
+	int fd = socket(AF_UNIX, dgram ? SOCK_DGRAM : SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return report(-1);
+	if (!strcmp(op, "unix-bind"))
+		return report(bind(fd, (struct sockaddr *)&un, len));
+	if (dgram)
+		return report(sendto(fd, "x", 1, 0, (struct sockaddr *)&un, len) == 1 ? 0 : -1);
+	return report(connect(fd, (struct sockaddr *)&un, len));
+}
+
 int main(int argc, char **argv)
 {
 	const char *op = argc > 1 ? argv[1] : "";
@@ -268,6 +387,10 @@ int main(int argc, char **argv)
 		return report(ftruncate(atoi(a), 0));
 	if (!strcmp(op, "reopen"))
 		return do_reopen(a, b ? b : "r");
+	if (!strcmp(op, "socket"))
+		return do_socket(a);
+	if (!strcmp(op, "unix-connect") || !strcmp(op, "unix-bind"))
+		return do_unix(op, a, b);
 	if (!b)
 		goto usage;
 	if (!strcmp(op, "rename"))
@@ -282,6 +405,9 @@ int main(int argc, char **argv)
 		return report(chmod(a, (mode_t)strtoul(b, NULL, 8)));
 	if (!strcmp(op, "removexattr"))
 		return report(removexattr(a, b));
+	if (!strcmp(op, "connect") || !strcmp(op, "udp-send") || !strcmp(op, "sendto") ||
+	    !strcmp(op, "tfo") || !strcmp(op, "bind") || !strcmp(op, "listen"))
+		return do_inet(op, a, b, c);
 	if (!c)
 		goto usage;
 	if (!strcmp(op, "openat2"))

@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * net.bpf.c — network enforcement for sandboxed cgroups.
+ *
+ * Hooks and what each denies (-EACCES plus one event, audit mode as in
+ * fs.bpf.c), only for tasks in a sandbox:
+ *
+ *   lsm/socket_create       raw sockets (SOCK_RAW/SOCK_PACKET on IPv4/IPv6),
+ *                           packet sockets, and every family but unix, IPv4,
+ *                           IPv6, netlink and the crypto API: unless
+ *                           allowRawSockets
+ *   lsm/socket_connect      an IPv4/IPv6 destination no rule allows: the CIDR
+ *                           rules (net_rules), then the addresses the
+ *                           sandbox's resolver answered for allowed names
+ *                           (dns_allow, until their TTL runs out); a
+ *                           v4-mapped IPv6 address is judged as IPv4
+ *   lsm/socket_sendmsg      the same for a datagram sent with an address
+ *                           (unconnected UDP, ICMP) and for TCP Fast Open
+ *                           (sendto with MSG_FASTOPEN never calls connect)
+ *   lsm/socket_bind         binding IPv4/IPv6 to a port (port 0, the
+ *                           kernel's pick, is a client's bind and passes):
+ *                           unless allowLocalBinding; binding an abstract
+ *                           unix name: unless allowAbstractUnixSockets
+ *   lsm/socket_listen       listen on IPv4/IPv6: unless allowLocalBinding
+ *   lsm/unix_stream_connect connecting to a unix socket, and
+ *   lsm/unix_may_send       sending to one: the peer's bound path, resolved
+ *                           to where the socket really is (so symlinks and
+ *                           relative names change nothing), must be covered
+ *                           by allowUnixSockets; an abstract name needs
+ *                           allowAbstractUnixSockets; unnamed peers
+ *                           (socketpair) and peers in the same sandbox pass
+ *
+ * Port 53: DNS from a sandbox goes to sbx-bpf's resolver, which forwards
+ * only allowed names and puts their addresses in dns_allow before
+ * answering. The cgroup sock_addr programs below (attached to the sandbox's
+ * cgroup) rewrite every port-53 destination to the resolver, and
+ * recvmsg/getpeername show the original server again so resolvers that
+ * check the reply's source accept it. socket_connect and socket_sendmsg see
+ * the address before the rewrite: they let port 53 through only for
+ * sockets whose cgroup is the caller's, whose programs do the rewrite.
+ *
+ * Maps (the shared ones are in sandbox.h):
+ *   net_rules    LPM trie struct sbx_net_key → struct sbx_net_ports
+ *   dns_allow    struct sbx_dns_key → struct sbx_dns_entry, written by the resolver
+ *   dns_clients  LRU: the resolver's clients, for its events
+ *   dns_orig     LRU: socket cookie → the DNS server a steered socket asked for
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "sbx_abi.h"
+#include "sandbox.h"
+#define SBX_FS_MATCH_EXTERN
+#include "fs_match.h"
+
+#define AF_UNSPEC	0
+#define AF_UNIX		1
+#define AF_INET		2
+#define AF_INET6	10
+#define AF_NETLINK	16
+#define AF_PACKET	17
+#define AF_ALG		38
+#define SOCK_STREAM	1
+#define SOCK_DGRAM	2
+#define SOCK_RAW	3
+#define SOCK_PACKET	10
+#define SOCK_TYPE_MASK	0xf
+#define MSG_FASTOPEN	0x20000000
+#define DNS_PORT	53
+#define LOOPBACK4	0x7f000001
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SBX_MAX_NET_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sbx_net_key);
+	__type(value, struct sbx_net_ports);
+} net_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SBX_MAX_DNS_ADDRS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sbx_dns_key);
+	__type(value, struct sbx_dns_entry);
+} dns_allow SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SBX_MAX_DNS_CLIENTS);
+	__type(key, __u32);
+	__type(value, struct sbx_dns_client);
+} dns_clients SEC(".maps");
+
+struct dns_orig {
+	__u8 addr[16];
+	__u16 port;		/* network order, as in struct bpf_sock_addr */
+	__u16 pad[3];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SBX_MAX_DNS_CLIENTS);
+	__type(key, __u64);
+	__type(value, struct dns_orig);
+} dns_orig SEC(".maps");
+
+/* The resolver's ports on 127.0.0.1 and ::1 (0: none), set by the loader. */
+volatile __u16 dns_port4;
+volatile __u16 dns_port6;
+
+extern int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out, __u32 *out_len);
+
+/* A destination as the rules see it: 16 bytes (IPv4 mapped) and a host-order port. */
+struct net_target {
+	__u8 addr[16];
+	__u16 port;
+	__u16 family;
+};
+
+/*
+ * Read an IPv4/IPv6 socket address (kernel memory: the syscall copied it
+ * into a struct sockaddr_storage).
+ * 1: @t filled; 0: not an internet address, or too short for the kernel to
+ * accept, so there is nothing to judge.
+ */
+static __always_inline int read_inet(const struct sockaddr *sa, int len, struct net_target *t)
+{
+	struct { __u16 family; __u16 port; __u32 flow_or_v4; __u8 v6[16]; } a = {};
+
+	/* The kernel's copy sits in a sockaddr_storage: reading past @len is safe. */
+	if (len < 2 || bpf_probe_read_kernel(&a, sizeof(a), sa))
+		return 0;
+	__builtin_memset(t, 0, sizeof(*t));
+	t->family = a.family;
+	t->port = bpf_ntohs(a.port);
+	if (a.family == AF_INET && len >= 16) {
+		t->addr[10] = 0xff;
+		t->addr[11] = 0xff;
+		__builtin_memcpy(&t->addr[12], &a.flow_or_v4, 4);
+		return 1;
+	}
+	if (a.family == AF_INET6 && len >= 24) {
+		__builtin_memcpy(t->addr, a.v6, 16);
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline void event_net(struct judge *j, struct socket *sock, const struct net_target *t)
+{
+	struct sbx_event *ev = &j->s->ev;
+
+	ev->flags |= SBX_EV_NET;
+	ev->family = t->family;
+	ev->sock_type = BPF_CORE_READ(sock, type);
+	ev->protocol = BPF_CORE_READ(sock, sk, sk_protocol);
+	ev->port = t->port;
+	__builtin_memcpy(ev->addr, t->addr, 16);
+}
+
+/* The CIDR verdict for @t: SBX_NET_ALLOW, SBX_NET_DENY or 0 (no rule), and its rule. */
+static __always_inline __u32 cidr_verdict(__u32 policy_id, const struct net_target *t, __u32 *rule)
+{
+	struct sbx_net_key key = { .prefixlen = 32 + 128, .policy_id = policy_id };
+	struct sbx_net_ports *p;
+
+	__builtin_memcpy(key.addr, t->addr, 16);
+	p = bpf_map_lookup_elem(&net_rules, &key);
+	if (!p)
+		return 0;
+	for (int i = 0; i < SBX_NET_PORT_RANGES; i++) {
+		if (i >= p->nr)
+			break;
+		if (t->port >= p->r[i].lo && t->port <= p->r[i].hi) {
+			*rule = p->r[i].rule_id;
+			return p->r[i].verdict;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Did the sandbox's resolver answer @t's address for an allowed name whose
+ * TTL still runs and whose entry allows this port? 1: yes. Otherwise the
+ * event learns the name and why (expired, or another port).
+ */
+static __always_inline int dns_allowed(struct judge *j, const struct net_target *t, __u32 *rule)
+{
+	struct sbx_dns_key key = { .sandbox_cgid = j->sandbox_cgid };
+	struct sbx_dns_entry *e;
+	__u64 now;
+
+	__builtin_memcpy(key.addr, t->addr, 16);
+	e = bpf_map_lookup_elem(&dns_allow, &key);
+	if (!e)
+		return 0;
+	now = bpf_ktime_get_boot_ns();
+	for (int i = 0; i < SBX_DNS_SLOTS; i++) {
+		struct sbx_dns_slot *s = &e->s[i];
+		bool port_ok = t->port >= s->lo && t->port <= s->hi;
+
+		if (!s->domain_id)
+			continue;
+		if (port_ok && now < s->expires_ns)
+			return 1;
+		/* Name the most telling slot: a right-port one that expired beats another port. */
+		if (port_ok || !j->s->ev.domain_id) {
+			j->s->ev.domain_id = s->domain_id;
+			*rule = port_ok ? SBX_RULE_DNS_EXPIRED : s->rule_id;
+		}
+	}
+	return 0;
+}
+
+/* Will this socket's port-53 traffic be steered to the resolver? */
+static __always_inline bool steered(struct judge *j, struct socket *sock, const struct net_target *t)
+{
+	__u16 proto = BPF_CORE_READ(sock, sk, sk_protocol);
+
+	if (t->port != DNS_PORT || !(j->sb->flags & SBX_SANDBOX_DNS) || !dns_port4)
+		return false;
+	if (proto != IPPROTO_UDP && proto != IPPROTO_TCP)
+		return false;
+	/* The rewrite runs for the socket's cgroup: it must be the caller's, in the sandbox. */
+	return BPF_CORE_READ(sock, sk, sk_cgrp_data.cgroup, kn, id) == bpf_get_current_cgroup_id();
+}
+
+/* Judge an IPv4/IPv6 destination for @op. */
+static __always_inline int judge_inet(struct socket *sock, const struct net_target *t, __u32 op)
+{
+	__u32 rule = SBX_RULE_NET_DEFAULT, verdict;
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	if (steered(&j, sock, t))
+		return 0;
+	verdict = cidr_verdict(j.sb->policy_id, t, &rule);
+	if (verdict == SBX_NET_ALLOW)
+		return 0;
+	if (verdict != SBX_NET_DENY) {
+		if (j.sb->flags & SBX_SANDBOX_NET_ALL)
+			return 0;
+		if (dns_allowed(&j, t, &rule))
+			return 0;
+	}
+	event_net(&j, sock, t);
+	return deny(&j, op, rule);
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(net_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+	struct net_target t;
+
+	if (ret)
+		return ret;
+	if (!read_inet(address, addrlen, &t))
+		return 0;	/* unix: judged on the peer (below); AF_UNSPEC: a disconnect */
+	return judge_inet(sock, &t, SBX_OP_CONNECT);
+}
+
+/* Remember who talks to the resolver, by local port, for its events. */
+static __always_inline void note_dns_client(struct socket *sock)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
+	struct sbx_dns_client c = {};
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 key;
+	__u16 port = BPF_CORE_READ(sock, sk, __sk_common.skc_num);
+
+	if (!port)
+		return;
+	key = (__u32)BPF_CORE_READ(sock, sk, sk_protocol) << 16 | port;
+	c.cgroup_id = bpf_get_current_cgroup_id();
+	c.pid = (__u32)id;
+	c.tgid = id >> 32;
+	c.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	c.uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(c.comm, sizeof(c.comm));
+	bpf_map_update_elem(&dns_clients, &key, &c, BPF_ANY);
+}
+
+/* Connected to the resolver (after the rewrite)? */
+static __always_inline bool to_resolver(struct socket *sock)
+{
+	struct sock_common *sk = (struct sock_common *)BPF_CORE_READ(sock, sk);
+	__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, skc_dport));
+
+	if (!dport || (dport != dns_port4 && dport != dns_port6))
+		return false;
+	return BPF_CORE_READ(sk, skc_daddr) == bpf_htonl(LOOPBACK4) || dport == dns_port6;
+}
+
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+	struct net_target t;
+	void *name;
+	int len;
+
+	if (ret || !nr_sandboxes)
+		return ret;
+	name = BPF_CORE_READ(msg, msg_name);
+	len = BPF_CORE_READ(msg, msg_namelen);
+	if (!name || !len || !read_inet(name, len, &t)) {
+		__u64 cg;
+
+		if (dns_port4 && to_resolver(sock) && current_sandbox(&cg))
+			note_dns_client(sock);
+		return 0;
+	}
+	/* TCP takes an address only for Fast Open; otherwise it is ignored. */
+	if (BPF_CORE_READ(sock, type) == SOCK_STREAM && !(BPF_CORE_READ(msg, msg_flags) & MSG_FASTOPEN))
+		return 0;
+	ret = judge_inet(sock, &t, SBX_OP_SENDTO);
+	if (!ret && t.port == DNS_PORT && dns_port4)
+		note_dns_client(sock);	/* bound after the first send; later ones are attributed */
+	return ret;
+}
+
+/* A check with nothing to resolve: deny @op unless the sandbox has @flag. */
+static __always_inline int judge_flag(struct socket *sock, __u32 flag, __u32 op, __u32 rule,
+				      const struct net_target *t)
+{
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0 || (j.sb->flags & flag))
+		return res < 0 ? res : 0;
+	if (t)
+		event_net(&j, sock, t);
+	return deny(&j, op, rule);
+}
+
+SEC("lsm/socket_bind")
+int BPF_PROG(net_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+	struct net_target t;
+	char first = 1;
+	__u16 family = 0;
+
+	if (ret || !nr_sandboxes)
+		return ret;
+	if (read_inet(address, addrlen, &t))
+		return t.port ? judge_flag(sock, SBX_SANDBOX_LOCAL_BIND, SBX_OP_BIND, SBX_RULE_LOCAL_BIND, &t) : 0;
+	bpf_probe_read_kernel(&family, sizeof(family), address);
+	if (family != AF_UNIX || addrlen <= 2)
+		return 0;	/* other families; a unix autobind names nothing */
+	bpf_probe_read_kernel(&first, 1, (char *)address + 2);
+	if (first)
+		return 0;	/* a path: creating it is judged as a file write (path_mknod) */
+	return judge_flag(sock, SBX_SANDBOX_UNIX_ABSTRACT | SBX_SANDBOX_UNIX_ALL, SBX_OP_BIND,
+			  SBX_RULE_ABSTRACT, NULL);
+}
+
+SEC("lsm/socket_listen")
+int BPF_PROG(net_socket_listen, struct socket *sock, int backlog, int ret)
+{
+	struct net_target t = {};
+
+	if (ret || !nr_sandboxes)
+		return ret;
+	t.family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+	if (t.family != AF_INET && t.family != AF_INET6)
+		return 0;
+	t.port = BPF_CORE_READ(sock, sk, __sk_common.skc_num);
+	return judge_flag(sock, SBX_SANDBOX_LOCAL_BIND, SBX_OP_LISTEN, SBX_RULE_LOCAL_BIND, &t);
+}
+
+SEC("lsm/socket_create")
+int BPF_PROG(net_socket_create, int family, int type, int protocol, int kern, int ret)
+{
+	struct judge j;
+	int res, t = type & SOCK_TYPE_MASK;
+
+	if (ret || kern || !nr_sandboxes)
+		return ret;
+	if (family == AF_UNIX || family == AF_NETLINK || family == AF_ALG)
+		return 0;
+	if ((family == AF_INET || family == AF_INET6) && t != SOCK_RAW && t != SOCK_PACKET)
+		return 0;
+	res = judge_begin(&j);
+	if (res <= 0 || (j.sb->flags & SBX_SANDBOX_RAW))
+		return res < 0 ? res : 0;
+	j.s->ev.flags |= SBX_EV_NET;
+	j.s->ev.family = family;
+	j.s->ev.sock_type = t;
+	j.s->ev.protocol = protocol;
+	return deny(&j, SBX_OP_SOCKET, SBX_RULE_SOCKET);
+}
+
+/* --- unix sockets: judged on the peer, where it really is -------------------- */
+
+/* The abstract name of @addr (without its leading NUL) into the event. */
+static __always_inline void abstract_to_event(struct unix_address *addr, struct sbx_event *ev)
+{
+	int len = BPF_CORE_READ(addr, len) - 3;	/* sun_family, the NUL */
+
+	if (len <= 0)
+		return;
+	if (len > 107)
+		len = 107;
+	if (bpf_probe_read_kernel(ev->path, len & 0x7f, (char *)addr->name + 3))
+		return;
+	ev->path[len & 0x7f] = '\0';
+	ev->path_len = len;
+	ev->flags |= SBX_EV_ABSTRACT;
+}
+
+static __always_inline int judge_unix(struct sock *peer, __u32 op)
+{
+	struct unix_sock *u = (struct unix_sock *)peer;
+	struct unix_address *addr;
+	struct dentry *d;
+	struct fs_verdict v = {};
+	struct judge j;
+	__u64 peer_cg;
+	__u32 rule = SBX_RULE_UNIX;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0 || (j.sb->flags & SBX_SANDBOX_UNIX_ALL))
+		return res < 0 ? res : 0;
+	addr = BPF_CORE_READ(u, addr);
+	if (!addr)
+		return 0;	/* unnamed: a socketpair, or a peer that never bound */
+	peer_cg = BPF_CORE_READ(peer, sk_cgrp_data.cgroup, kn, id);
+	if (peer_cg == j.sandbox_cgid || peer_cg == bpf_get_current_cgroup_id())
+		return 0;	/* both ends in this sandbox */
+	j.s->ev.flags |= SBX_EV_NET;
+	j.s->ev.family = AF_UNIX;
+	j.s->ev.sock_type = BPF_CORE_READ(peer, sk_type);
+	d = BPF_CORE_READ(u, path.dentry);
+	if (!d) {
+		if (j.sb->flags & SBX_SANDBOX_UNIX_ABSTRACT)
+			return 0;
+		abstract_to_event(addr, &j.s->ev);
+		return deny(&j, op, SBX_RULE_ABSTRACT);
+	}
+	res = resolve_in(ptr_value(d), ptr_value(real_mount(BPF_CORE_READ(u, path.mnt))), &j.s->walk,
+			 (struct sbx_path *)j.s->ev.path, &j.s->ev.path_len);
+	if (res != 0 /* PATH_RESOLVED */) {
+		j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
+		return deny(&j, op, SBX_RULE_NONE);
+	}
+	fs_match((struct sbx_path *)(j.s->walk.b + (j.s->walk.start & (SBX_PATH_MAX - 1))),
+		 j.s->walk.len, j.sb->policy_id, 0, &v);
+	if (v.unix_allow)
+		return 0;
+	return deny(&j, op, rule);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(net_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk, int ret)
+{
+	if (ret || !nr_sandboxes)
+		return ret;
+	return judge_unix(other, SBX_OP_CONNECT);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(net_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+	if (ret || !nr_sandboxes)
+		return ret;
+	return judge_unix(BPF_CORE_READ(other, sk), SBX_OP_SENDTO);
+}
+
+/* --- DNS steering: cgroup sock_addr programs on the sandbox's cgroup ----------- */
+
+static __always_inline void remember(struct bpf_sock_addr *ctx, const __u8 *addr16)
+{
+	struct dns_orig o = { .port = ctx->user_port };
+	__u64 cookie = bpf_get_socket_cookie(ctx);
+
+	__builtin_memcpy(o.addr, addr16, 16);
+	bpf_map_update_elem(&dns_orig, &cookie, &o, BPF_ANY);
+}
+
+static __always_inline int steer4(struct bpf_sock_addr *ctx)
+{
+	__u8 a[16] = { [10] = 0xff, [11] = 0xff };
+	__u32 ip = ctx->user_ip4;
+
+	if (ctx->user_port != bpf_htons(DNS_PORT) || !dns_port4)
+		return 1;
+	if (ctx->type != SOCK_STREAM && ctx->type != SOCK_DGRAM)
+		return 1;
+	__builtin_memcpy(&a[12], &ip, 4);
+	remember(ctx, a);
+	ctx->user_ip4 = bpf_htonl(LOOPBACK4);
+	ctx->user_port = bpf_htons(dns_port4);
+	return 1;
+}
+
+static __always_inline bool is_mapped(const __u32 *w)
+{
+	return w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0xffff);
+}
+
+static __always_inline int steer6(struct bpf_sock_addr *ctx)
+{
+	__u32 w[4];
+
+	if (ctx->user_port != bpf_htons(DNS_PORT) || !dns_port4)
+		return 1;
+	if (ctx->type != SOCK_STREAM && ctx->type != SOCK_DGRAM)
+		return 1;
+	w[0] = ctx->user_ip6[0];
+	w[1] = ctx->user_ip6[1];
+	w[2] = ctx->user_ip6[2];
+	w[3] = ctx->user_ip6[3];
+	remember(ctx, (__u8 *)w);
+	if (dns_port6 && !is_mapped(w)) {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = 0;
+		ctx->user_ip6[3] = bpf_htonl(1);
+		ctx->user_port = bpf_htons(dns_port6);
+		return 1;
+	}
+	/* An IPv4 server, or no ::1: the resolver's IPv4 socket, v4-mapped. */
+	ctx->user_ip6[0] = 0;
+	ctx->user_ip6[1] = 0;
+	ctx->user_ip6[2] = bpf_htonl(0xffff);
+	ctx->user_ip6[3] = bpf_htonl(LOOPBACK4);
+	ctx->user_port = bpf_htons(dns_port4);
+	return 1;
+}
+
+SEC("cgroup/connect4")
+int net_connect4(struct bpf_sock_addr *ctx)
+{
+	return steer4(ctx);
+}
+
+SEC("cgroup/sendmsg4")
+int net_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return steer4(ctx);
+}
+
+SEC("cgroup/connect6")
+int net_connect6(struct bpf_sock_addr *ctx)
+{
+	return steer6(ctx);
+}
+
+SEC("cgroup/sendmsg6")
+int net_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return steer6(ctx);
+}
+
+/* A reply from (or the peer) the resolver: show the server the socket asked for. */
+static __always_inline int unsteer4(struct bpf_sock_addr *ctx)
+{
+	__u64 cookie;
+	struct dns_orig *o;
+	__u32 ip;
+
+	if (!dns_port4 || ctx->user_port != bpf_htons(dns_port4) || ctx->user_ip4 != bpf_htonl(LOOPBACK4))
+		return 1;
+	cookie = bpf_get_socket_cookie(ctx);
+	o = bpf_map_lookup_elem(&dns_orig, &cookie);
+	if (!o)
+		return 1;
+	__builtin_memcpy(&ip, &o->addr[12], 4);
+	ctx->user_ip4 = ip;
+	ctx->user_port = o->port;
+	return 1;
+}
+
+static __always_inline int unsteer6(struct bpf_sock_addr *ctx)
+{
+	__u32 w3 = ctx->user_ip6[3], w2 = ctx->user_ip6[2];
+	__u16 port = bpf_ntohs(ctx->user_port);
+	struct dns_orig *o;
+	__u64 cookie;
+	__u32 w[4];
+
+	if (!dns_port4 || ctx->user_ip6[0] || ctx->user_ip6[1])
+		return 1;
+	if (!((port == dns_port4 && w2 == bpf_htonl(0xffff) && w3 == bpf_htonl(LOOPBACK4)) ||
+	      (dns_port6 && port == dns_port6 && !w2 && w3 == bpf_htonl(1))))
+		return 1;
+	cookie = bpf_get_socket_cookie(ctx);
+	o = bpf_map_lookup_elem(&dns_orig, &cookie);
+	if (!o)
+		return 1;
+	__builtin_memcpy(w, o->addr, 16);
+	ctx->user_ip6[0] = w[0];
+	ctx->user_ip6[1] = w[1];
+	ctx->user_ip6[2] = w[2];
+	ctx->user_ip6[3] = w[3];
+	ctx->user_port = o->port;
+	return 1;
+}
+
+SEC("cgroup/recvmsg4")
+int net_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	return unsteer4(ctx);
+}
+
+SEC("cgroup/recvmsg6")
+int net_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	return unsteer6(ctx);
+}
+
+SEC("cgroup/getpeername4")
+int net_getpeername4(struct bpf_sock_addr *ctx)
+{
+	return unsteer4(ctx);
+}
+
+SEC("cgroup/getpeername6")
+int net_getpeername6(struct bpf_sock_addr *ctx)
+{
+	return unsteer6(ctx);
+}

@@ -1,0 +1,1141 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The built-in resolver on real loopback sockets, without a kernel: the
+ * dns_ops callbacks stand in for the BPF maps (a small fake dns_allow that
+ * records every write), and a UDP socket of the test plays the upstream
+ * server, answering with records built here.
+ */
+#include <arpa/inet.h>
+#include <arpa/nameser.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <resolv.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <cmocka.h>
+
+#include "dns.h"
+#include "util.h"
+
+#define NS		1000000000ULL
+#define T0		(1000 * NS)	/* the fake CLOCK_BOOTTIME */
+#define CGID		42
+#define MAP_MAX		128
+#define EV_MAX		4
+#define HELD_MAX	128
+
+/* --- the fake kernel --------------------------------------------------------- */
+
+struct fake {
+	__u64 now;
+	int update_err;
+	const char *allow[8];		/* "name" exactly, or "*.suffix" */
+	int nverdict;
+	char last_name[NS_MAXDNAME];
+	struct { struct sbx_dns_key k; struct sbx_dns_entry e; } map[MAP_MAX];
+	int nmap, nupdate, nremove;
+	struct sbx_event ev[EV_MAX];
+	int nev;
+	__u32 client_key;
+	int watch_fd;			/* the client: must not have its answer before update() */
+	bool answered_early;
+};
+
+static int map_find(const struct fake *f, const __u8 addr[16])
+{
+	int i;
+
+	for (i = 0; i < f->nmap; i++)
+		if (f->map[i].k.sandbox_cgid == CGID && !memcmp(f->map[i].k.addr, addr, 16))
+			return i;
+	return -1;
+}
+
+static int fake_update(void *ctx, const struct sbx_dns_key *k, const struct sbx_dns_entry *e)
+{
+	struct fake *f = ctx;
+	struct pollfd p = { .fd = f->watch_fd, .events = POLLIN };
+	int i;
+
+	if (f->watch_fd > 0 && poll(&p, 1, 0) > 0)
+		f->answered_early = true;
+	if (f->update_err)
+		return f->update_err;
+	assert_int_equal(k->sandbox_cgid, CGID);
+	i = map_find(f, k->addr);
+	if (i < 0) {
+		assert_true(f->nmap < MAP_MAX);
+		i = f->nmap++;
+	}
+	f->map[i].k = *k;
+	f->map[i].e = *e;
+	f->nupdate++;
+	return 0;
+}
+
+static int fake_remove(void *ctx, const struct sbx_dns_key *k)
+{
+	struct fake *f = ctx;
+	int i = map_find(f, k->addr);
+
+	f->nremove++;
+	if (i < 0)
+		return -ENOENT;
+	f->map[i] = f->map[--f->nmap];
+	return 0;
+}
+
+static int fake_client(void *ctx, __u32 key, struct sbx_dns_client *out)
+{
+	struct fake *f = ctx;
+
+	f->client_key = key;
+	memset(out, 0, sizeof(*out));
+	out->cgroup_id = 99;
+	out->pid = 1234;
+	out->tgid = 1230;
+	out->ppid = 1;
+	out->uid = 1000;
+	strcpy(out->comm, "curl");
+	return 0;
+}
+
+static bool fake_verdict(void *ctx, const char *name, __u32 *rule, __u16 *lo, __u16 *hi)
+{
+	struct fake *f = ctx;
+	size_t i, n = strlen(name), sl;
+	const char *a;
+
+	f->nverdict++;
+	snprintf(f->last_name, sizeof(f->last_name), "%s", name);
+	for (i = 0; i < 8 && f->allow[i]; i++) {
+		a = f->allow[i];
+		sl = strlen(a + 1);
+		if (a[0] == '*' ? n > sl && !strcmp(name + n - sl, a + 1) : !strcmp(name, a)) {
+			*rule = SBX_RULE_DOMAIN_BASE + i;
+			*lo = 443;
+			*hi = 443 + i;
+			return true;
+		}
+	}
+	*rule = SBX_RULE_DOMAIN_DEFAULT;
+	return false;
+}
+
+static void fake_event(void *ctx, const struct sbx_event *ev)
+{
+	struct fake *f = ctx;
+
+	if (f->nev < EV_MAX)
+		f->ev[f->nev] = *ev;
+	f->nev++;
+}
+
+static __u64 fake_now(void *ctx)
+{
+	return ((struct fake *)ctx)->now;
+}
+
+static const struct dns_ops fake_ops = {
+	.update = fake_update, .remove = fake_remove, .client = fake_client,
+	.verdict = fake_verdict, .event = fake_event, .now = fake_now,
+};
+
+/* --- the fake upstream ---------------------------------------------------------- */
+
+struct rec {
+	const char *owner;
+	__u16 type;
+	__u32 ttl;
+	const char *data;	/* an address, or the CNAME target */
+};
+
+enum up_mode { UP_ANSWER, UP_DROP, UP_TC, UP_SPOOF, UP_HOLD };
+
+struct upstream {
+	int fd, spoof_fd, tcp_fd;
+	__u16 port;
+	enum up_mode mode;
+	const struct rec *recs;
+	int nrec;
+	int nq;				/* queries received */
+	__u8 q[HELD_MAX][512];		/* ... and kept */
+	size_t qlen[HELD_MAX];
+	struct sockaddr_in from[HELD_MAX];
+	__u8 sent[4096];		/* the last answer sent */
+	size_t sent_len;
+};
+
+static void put16(__u8 *p, unsigned v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static __u16 get16(const __u8 *p)
+{
+	return p[0] << 8 | p[1];
+}
+
+static size_t question_end(const __u8 *m, size_t len)
+{
+	int n = dn_skipname(m + NS_HFIXEDSZ, m + len);
+
+	assert_true(n > 0);
+	return NS_HFIXEDSZ + n + NS_QFIXEDSZ;
+}
+
+/* An answer to @q: its header and question, then @recs (uncompressed names). */
+static size_t build_answer(const __u8 *q, size_t qlen, const struct rec *recs, int n, bool tc, __u8 *out)
+{
+	size_t off = question_end(q, qlen);
+	int i, c;
+
+	memcpy(out, q, off);
+	out[2] |= 0x80 | (tc ? 0x02 : 0);
+	out[3] = 0x80;
+	put16(out + 6, tc ? 0 : n);
+	put16(out + 8, 0);
+	put16(out + 10, 0);
+	for (i = 0; i < n && !tc; i++) {
+		c = dn_comp(recs[i].owner, out + off, 512, NULL, NULL);
+		assert_true(c > 0);
+		off += c;
+		put16(out + off, recs[i].type);
+		put16(out + off + 2, ns_c_in);
+		out[off + 4] = recs[i].ttl >> 24;
+		out[off + 5] = recs[i].ttl >> 16;
+		out[off + 6] = recs[i].ttl >> 8;
+		out[off + 7] = recs[i].ttl;
+		off += 10;
+		if (recs[i].type == ns_t_a)
+			c = inet_pton(AF_INET, recs[i].data, out + off) == 1 ? 4 : -1;
+		else if (recs[i].type == ns_t_aaaa)
+			c = inet_pton(AF_INET6, recs[i].data, out + off) == 1 ? 16 : -1;
+		else
+			c = dn_comp(recs[i].data, out + off, 512, NULL, NULL);
+		assert_true(c > 0);
+		put16(out + off - 2, c);
+		off += c;
+	}
+	return off;
+}
+
+static int bound_socket(int type, __u16 port, __u16 *out)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (void *)&sin, sizeof(sin)), 0);
+	assert_int_equal(getsockname(fd, (void *)&sin, &len), 0);
+	if (out)
+		*out = ntohs(sin.sin_port);
+	return fd;
+}
+
+static void up_reply(struct upstream *up, int i, const struct rec *recs, int n, bool tc)
+{
+	up->sent_len = build_answer(up->q[i], up->qlen[i], recs, n, tc, up->sent);
+	assert_int_equal(sendto(up->fd, up->sent, up->sent_len, 0, (void *)&up->from[i], sizeof(up->from[i])),
+			 (ssize_t)up->sent_len);
+}
+
+/* One query reached the upstream: answer as the test's mode says. */
+static void up_serve(struct upstream *up)
+{
+	static const struct rec evil = { "", ns_t_a, 300, "6.6.6.6" };
+	struct rec spoofed = evil;
+	socklen_t len = sizeof(up->from[0]);
+	int i = up->nq < HELD_MAX ? up->nq : HELD_MAX - 1;
+	ssize_t n;
+
+	n = recvfrom(up->fd, up->q[i], sizeof(up->q[i]), 0, (void *)&up->from[i], &len);
+	assert_true(n >= NS_HFIXEDSZ);
+	up->qlen[i] = n;
+	up->nq++;
+	switch (up->mode) {
+	case UP_SPOOF:
+		/* Right id and question, wrong source: must be ignored. */
+		spoofed.owner = up->recs[0].owner;
+		up->sent_len = build_answer(up->q[i], n, &spoofed, 1, false, up->sent);
+		sendto(up->spoof_fd, up->sent, up->sent_len, 0, (void *)&up->from[i], len);
+		/* fall through */
+	case UP_ANSWER:
+		up_reply(up, i, up->recs, up->nrec, false);
+		break;
+	case UP_TC:
+		up_reply(up, i, NULL, 0, true);
+		break;
+	case UP_DROP:
+	case UP_HOLD:
+		break;
+	}
+}
+
+/* --- the test environment ---------------------------------------------------------- */
+
+struct env {
+	struct fake f;
+	struct upstream up;
+	struct dns_config cfg;
+	struct dns_resolver *r;
+	char upstream[32];
+};
+
+static struct env *env_new(void)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	e->f.now = T0;
+	e->up.fd = bound_socket(SOCK_DGRAM, 0, &e->up.port);
+	e->up.spoof_fd = bound_socket(SOCK_DGRAM, 0, NULL);
+	e->up.tcp_fd = -1;
+	snprintf(e->upstream, sizeof(e->upstream), "127.0.0.1:%u", e->up.port);
+	e->cfg = (struct dns_config){ .sandbox_cgid = CGID, .upstream = e->upstream,
+				      .ops = &fake_ops, .ctx = &e->f };
+	return e;
+}
+
+static void env_start(struct env *e)
+{
+	assert_int_equal(dns_open(&e->r, &e->cfg), 0);
+}
+
+static void env_free(struct env *e)
+{
+	dns_close(e->r);
+	close(e->up.fd);
+	close(e->up.spoof_fd);
+	if (e->up.tcp_fd >= 0)
+		close(e->up.tcp_fd);
+	free(e);
+}
+
+static __u64 mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* Run the resolver and the upstream until @fd is readable (true), @nq queries reached the upstream, or @ms pass. */
+static bool pump_until(struct env *e, int fd, int nq, int ms)
+{
+	struct pollfd p[DNS_POLLFDS_MAX + 2];
+	__u64 end = mono_ms() + ms;
+	int n;
+
+	while (mono_ms() < end) {
+		n = dns_pollfds(e->r, p, DNS_POLLFDS_MAX);
+		p[n++] = (struct pollfd){ .fd = e->up.fd, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		assert_true(poll(p, n, 10) >= 0);
+		dns_handle(e->r, p, n - 2);
+		if (p[n - 2].revents)
+			up_serve(&e->up);
+		if (fd >= 0 && (p[n - 1].revents & POLLIN))
+			return true;
+		if (nq && e->up.nq >= nq)
+			return true;
+	}
+	return false;
+}
+
+static bool pump(struct env *e, int fd, int ms)
+{
+	return pump_until(e, fd, 0, ms);
+}
+
+static size_t mkquery(const char *name, int type, __u8 *buf)
+{
+	int n = res_mkquery(ns_o_query, name, ns_c_in, type, NULL, 0, NULL, buf, 512);
+
+	assert_true(n > NS_HFIXEDSZ);
+	return n;
+}
+
+static int client(int family, int type, __u16 port)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(family, type | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	if (family == AF_INET6)
+		assert_int_equal(connect(fd, (void *)&s6, sizeof(s6)), 0);
+	else
+		assert_int_equal(connect(fd, (void *)&s4, sizeof(s4)), 0);
+	return fd;
+}
+
+static __u16 local_port(int fd)
+{
+	struct sockaddr_in6 s;
+	socklen_t len = sizeof(s);
+
+	assert_int_equal(getsockname(fd, (void *)&s, &len), 0);
+	return ntohs(s.sin6_port);	/* same place in sockaddr_in */
+}
+
+/* Ask over UDP (IPv4); the answer's length. */
+static size_t ask(struct env *e, const char *name, int type, __u8 *q, size_t *qlen, __u8 *ans)
+{
+	__u16 port4, port6;
+	ssize_t n;
+	int fd;
+
+	dns_ports(e->r, &port4, &port6);
+	fd = client(AF_INET, SOCK_DGRAM, port4);
+	e->f.watch_fd = fd;
+	*qlen = mkquery(name, type, q);
+	assert_int_equal(send(fd, q, *qlen, 0), (ssize_t)*qlen);
+	assert_true(pump(e, fd, 3000));
+	n = recv(fd, ans, 4096, 0);
+	assert_true(n >= NS_HFIXEDSZ);
+	assert_int_equal(e->f.client_key, IPPROTO_UDP << 16 | local_port(fd));
+	e->f.watch_fd = 0;
+	close(fd);
+	return n;
+}
+
+static const struct sbx_dns_slot *slot_of(const struct fake *f, const char *addr, __u32 domain_id)
+{
+	__u8 a[16] = { [10] = 0xff, [11] = 0xff };
+	int i, j;
+
+	if (strchr(addr, ':'))
+		assert_int_equal(inet_pton(AF_INET6, addr, a), 1);
+	else
+		assert_int_equal(inet_pton(AF_INET, addr, a + 12), 1);
+	i = map_find(f, a);
+	if (i < 0)
+		return NULL;
+	for (j = 0; j < SBX_DNS_SLOTS; j++)
+		if (f->map[i].e.s[j].expires_ns && f->map[i].e.s[j].domain_id == domain_id)
+			return &f->map[i].e.s[j];
+	return NULL;
+}
+
+static __u32 domain_id(const struct dns_resolver *r, const char *name)
+{
+	const char *s;
+	__u32 id;
+
+	for (id = 1; (s = dns_domain_name(r, id)); id++)
+		if (!strcmp(s, name))
+			return id;
+	return 0;
+}
+
+/* --- tests ------------------------------------------------------------------------- */
+
+static void test_allowed(void **state)
+{
+	static const struct rec recs[] = {
+		{ "ExAmple.com", ns_t_a, 300, "93.184.216.34" },
+		{ "example.com", ns_t_aaaa, 100, "2606:2800:220:1::1" },
+	};
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	const struct sbx_dns_slot *s;
+	size_t qlen, n;
+	__u32 id;
+
+	(void)state;
+	e->f.allow[0] = "other.org";
+	e->f.allow[1] = "example.com";
+	e->up.recs = recs;
+	e->up.nrec = 2;
+	env_start(e);
+	n = ask(e, "ExAmple.COM", ns_t_a, q, &qlen, ans);
+
+	/* Forwarded once, same question; the answer is the upstream's, byte for byte, with our id. */
+	assert_int_equal(e->up.nq, 1);
+	assert_int_equal(e->up.qlen[0], qlen);
+	assert_memory_equal(e->up.q[0] + 2, q + 2, qlen - 2);
+	assert_int_equal(n, e->up.sent_len);
+	assert_int_equal(get16(ans), get16(q));
+	assert_memory_equal(ans + 2, e->up.sent + 2, n - 2);
+	assert_string_equal(e->f.last_name, "example.com");
+
+	/* Both addresses installed, before the client could read the answer. */
+	id = domain_id(e->r, "example.com");
+	assert_int_not_equal(id, 0);
+	assert_int_equal(e->f.nmap, 2);
+	assert_false(e->f.answered_early);
+	s = slot_of(&e->f, "93.184.216.34", id);
+	assert_non_null(s);
+	assert_int_equal(s->expires_ns, T0 + 300 * NS);
+	assert_int_equal(s->rule_id, SBX_RULE_DOMAIN_BASE + 1);
+	assert_int_equal(s->lo, 443);
+	assert_int_equal(s->hi, 444);
+	s = slot_of(&e->f, "2606:2800:220:1::1", id);
+	assert_non_null(s);
+	assert_int_equal(s->expires_ns, T0 + 100 * NS);
+	assert_int_equal(e->f.nev, 0);
+	env_free(e);
+}
+
+static void test_ttl_clamp(void **state)
+{
+	static const struct rec recs[] = {
+		{ "a.example", ns_t_a, 0, "10.0.0.1" },
+		{ "a.example", ns_t_a, 86400, "10.0.0.2" },
+		{ "a.example", ns_t_a, 30, "10.0.0.3" },
+	};
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	__u32 id;
+	size_t qlen;
+
+	(void)state;
+	e->f.allow[0] = "a.example";
+	e->cfg.min_ttl = 5;
+	e->cfg.max_ttl = 60;
+	e->up.recs = recs;
+	e->up.nrec = 3;
+	env_start(e);
+	ask(e, "a.example", ns_t_a, q, &qlen, ans);
+	id = domain_id(e->r, "a.example");
+	assert_int_equal(slot_of(&e->f, "10.0.0.1", id)->expires_ns, T0 + 5 * NS);
+	assert_int_equal(slot_of(&e->f, "10.0.0.2", id)->expires_ns, T0 + 60 * NS);
+	assert_int_equal(slot_of(&e->f, "10.0.0.3", id)->expires_ns, T0 + 30 * NS);
+	env_free(e);
+}
+
+static void test_cname_chain(void **state)
+{
+	/* Out of order, mixed case, and an unrelated record an upstream might slip in. */
+	static const struct rec recs[] = {
+		{ "e1.CDN.net", ns_t_a, 60, "1.1.1.1" },
+		{ "evil.com", ns_t_a, 60, "6.6.6.6" },
+		{ "edge.cdn.net", ns_t_cname, 60, "e1.cdn.net" },
+		{ "www.example.com", ns_t_cname, 60, "Edge.cdn.net" },
+		{ "e1.cdn.net", ns_t_aaaa, 60, "2001:db8::1" },
+		{ "other.cdn.net", ns_t_cname, 60, "evil.com" },
+	};
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen;
+	__u32 id;
+
+	(void)state;
+	e->f.allow[0] = "*.example.com";
+	e->up.recs = recs;
+	e->up.nrec = ARRAY_SIZE(recs);
+	env_start(e);
+	ask(e, "www.example.com", ns_t_a, q, &qlen, ans);
+	id = domain_id(e->r, "www.example.com");
+	assert_int_not_equal(id, 0);
+	assert_non_null(slot_of(&e->f, "1.1.1.1", id));
+	assert_non_null(slot_of(&e->f, "2001:db8::1", id));
+	assert_null(slot_of(&e->f, "6.6.6.6", id));
+	assert_int_equal(e->f.nmap, 2);
+	assert_int_equal(get16(ans + 6), ARRAY_SIZE(recs));	/* the client still sees the whole answer */
+	env_free(e);
+}
+
+static void check_event(const struct sbx_event *ev, const char *name, __u32 rule, __u32 verdict, __u32 domain)
+{
+	assert_int_equal(ev->op, SBX_OP_DNS);
+	assert_int_equal(ev->verdict, verdict);
+	assert_int_equal(ev->rule_id, rule);
+	assert_int_equal(ev->error, 0);
+	assert_string_equal(ev->path, name);
+	assert_int_equal(ev->path_len, strlen(name));
+	assert_int_equal(ev->domain_id, domain);
+	assert_int_equal(ev->sandbox_cgroup_id, CGID);
+	assert_int_equal(ev->cgroup_id, 99);
+	assert_int_equal(ev->pid, 1234);
+	assert_int_equal(ev->tgid, 1230);
+	assert_int_equal(ev->uid, 1000);
+	assert_string_equal(ev->comm, "curl");
+	assert_int_equal(ev->flags, 0);
+	assert_true(ev->ts_ns > 0);
+}
+
+static void test_denied(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen, n, qend;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	env_start(e);
+	n = ask(e, "Evil.com", ns_t_aaaa, q, &qlen, ans);
+	assert_int_equal(e->up.nq, 0);
+	assert_int_equal(get16(ans), get16(q));
+	assert_int_equal(ans[2], 0x80 | (q[2] & 0x01));		/* QR, RD echoed */
+	assert_int_equal(ans[2] & 0x01, 1);
+	assert_int_equal(ans[3], 0x80 | ns_r_nxdomain);		/* RA, NXDOMAIN */
+	assert_int_equal(get16(ans + 4), 1);
+	assert_int_equal(get16(ans + 6), 0);
+	qend = question_end(q, qlen);
+	assert_int_equal(n, qend);
+	assert_memory_equal(ans + NS_HFIXEDSZ, q + NS_HFIXEDSZ, qend - NS_HFIXEDSZ);
+	assert_int_equal(e->f.nev, 1);
+	check_event(&e->f.ev[0], "evil.com", SBX_RULE_DOMAIN_DEFAULT, SBX_VERDICT_DENY,
+		    domain_id(e->r, "evil.com"));
+	assert_int_not_equal(e->f.ev[0].domain_id, 0);
+	assert_int_equal(e->f.ev[0].protocol, IPPROTO_UDP);
+	assert_int_equal(e->f.nmap, 0);
+	env_free(e);
+}
+
+/* "evil\.example.com" is two labels under com, not a name under example.com. */
+static void test_label_with_dot(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen;
+
+	(void)state;
+	e->f.allow[0] = "*.example.com";
+	env_start(e);
+	ask(e, "evil\\.example.com", ns_t_a, q, &qlen, ans);
+	assert_int_equal(q[NS_HFIXEDSZ], 12);			/* one label "evil.example" */
+	assert_int_equal(ans[3] & 0x0f, ns_r_nxdomain);
+	assert_int_equal(e->f.nverdict, 0);
+	assert_int_equal(e->up.nq, 0);
+	assert_int_equal(e->f.nev, 1);
+	assert_int_equal(e->f.ev[0].rule_id, SBX_RULE_DOMAIN_DEFAULT);
+	env_free(e);
+}
+
+static void test_audit(void **state)
+{
+	static const struct rec recs[] = { { "evil.com", ns_t_a, 60, "6.6.6.6" } };
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen, n;
+
+	(void)state;
+	e->cfg.audit = true;
+	e->up.recs = recs;
+	e->up.nrec = 1;
+	env_start(e);
+	n = ask(e, "evil.com", ns_t_a, q, &qlen, ans);
+	assert_int_equal(e->up.nq, 1);
+	assert_int_equal(n, e->up.sent_len);
+	assert_int_equal(ans[3] & 0x0f, ns_r_noerror);
+	assert_int_equal(e->f.nev, 1);
+	check_event(&e->f.ev[0], "evil.com", SBX_RULE_DOMAIN_DEFAULT, SBX_VERDICT_AUDIT,
+		    domain_id(e->r, "evil.com"));
+	/* Not allowed, so nothing installed: its connections are reported as well. */
+	assert_int_equal(e->f.nmap, 0);
+	env_free(e);
+}
+
+static void test_update_fails(void **state)
+{
+	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "1.2.3.4" } };
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen, n;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	e->f.update_err = -E2BIG;
+	e->up.recs = recs;
+	e->up.nrec = 1;
+	env_start(e);
+	n = ask(e, "example.com", ns_t_a, q, &qlen, ans);
+	assert_int_equal(e->up.nq, 1);
+	assert_int_equal(get16(ans), get16(q));
+	assert_int_equal(ans[3] & 0x0f, ns_r_servfail);
+	assert_int_equal(get16(ans + 6), 0);
+	assert_int_equal(n, question_end(q, qlen));
+	assert_int_equal(e->f.nev, 1);
+	check_event(&e->f.ev[0], "example.com", SBX_RULE_DNS_FAILED, SBX_VERDICT_DENY,
+		    domain_id(e->r, "example.com"));
+	env_free(e);
+}
+
+static size_t ask_tcp(struct env *e, int fd, const char *name, __u8 *q, __u8 *ans)
+{
+	size_t qlen = mkquery(name, ns_t_a, q + 2);
+	size_t got = 0, want = 2;
+	ssize_t n;
+
+	put16(q, qlen);
+	assert_int_equal(send(fd, q, qlen + 2, 0), (ssize_t)qlen + 2);
+	while (got < want) {
+		assert_true(pump(e, fd, 5000));
+		n = recv(fd, ans + got, 8192 - got, 0);
+		assert_true(n > 0);
+		got += n;
+		if (got >= 2)
+			want = 2 + get16(ans);
+	}
+	assert_int_equal(got, want);
+	return want - 2;
+}
+
+static void test_tcp_client(void **state)
+{
+	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "1.2.3.4" } };
+	struct env *e = env_new();
+	__u8 q[514], ans[8192];
+	__u16 port4, port6;
+	size_t n;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	e->up.recs = recs;
+	e->up.nrec = 1;
+	env_start(e);
+	dns_ports(e->r, &port4, &port6);
+	fd = client(AF_INET, SOCK_STREAM, port4);
+	n = ask_tcp(e, fd, "example.com", q, ans);
+	assert_int_equal(n, e->up.sent_len);
+	assert_int_equal(get16(ans + 2), get16(q + 2));
+	assert_memory_equal(ans + 4, e->up.sent + 2, n - 2);
+	assert_non_null(slot_of(&e->f, "1.2.3.4", domain_id(e->r, "example.com")));
+	assert_int_equal(e->f.client_key, IPPROTO_TCP << 16 | local_port(fd));
+
+	/* The same connection serves a second (denied) query, then an event names TCP. */
+	n = ask_tcp(e, fd, "evil.com", q, ans);
+	assert_int_equal(ans[2 + 3] & 0x0f, ns_r_nxdomain);
+	assert_int_equal(e->f.nev, 1);
+	assert_int_equal(e->f.ev[0].protocol, IPPROTO_TCP);
+	close(fd);
+	env_free(e);
+}
+
+/* The upstream's TCP side, for the retry of a truncated answer. */
+static void *tcp_upstream(void *arg)
+{
+	static const struct rec big[] = {
+		{ "big.example", ns_t_a, 60, "10.1.0.1" },
+		{ "big.example", ns_t_a, 60, "10.1.0.2" },
+	};
+	struct upstream *up = arg;
+	struct pollfd p = { .fd = up->tcp_fd, .events = POLLIN };
+	__u8 buf[600], out[1024];
+	size_t len, n;
+	int fd;
+
+	/* Not asked within 5 s: the test fails on the answer instead of hanging here. */
+	if (poll(&p, 1, 5000) != 1)
+		return NULL;
+	fd = accept(up->tcp_fd, NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	if (recv(fd, buf, 2, MSG_WAITALL) == 2) {
+		len = get16(buf);
+		if (len <= sizeof(buf) && recv(fd, buf, len, MSG_WAITALL) == (ssize_t)len) {
+			n = build_answer(buf, len, big, 2, false, out + 2);
+			put16(out, n);
+			send(fd, out, n + 2, 0);
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
+static void test_truncated(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[514], ans[8192];
+	__u16 port4, port6;
+	pthread_t t;
+	size_t qlen, n;
+	__u32 id;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "big.example";
+	e->up.mode = UP_TC;
+	e->up.tcp_fd = bound_socket(SOCK_STREAM, e->up.port, NULL);
+	assert_int_equal(listen(e->up.tcp_fd, 4), 0);
+	env_start(e);
+
+	/* A UDP client gets the truncated answer as it is, and nothing is installed. */
+	n = ask(e, "big.example", ns_t_a, q, &qlen, ans);
+	assert_int_equal(ans[2] & 0x02, 0x02);
+	assert_int_equal(n, e->up.sent_len);
+	assert_int_equal(e->f.nmap, 0);
+
+	/* For a TCP client the resolver asks the upstream again over TCP. */
+	assert_int_equal(pthread_create(&t, NULL, tcp_upstream, &e->up), 0);
+	dns_ports(e->r, &port4, &port6);
+	fd = client(AF_INET, SOCK_STREAM, port4);
+	n = ask_tcp(e, fd, "big.example", q, ans);
+	pthread_join(t, NULL);
+	assert_int_equal(ans[2 + 2] & 0x02, 0);
+	assert_int_equal(get16(ans + 2 + 6), 2);
+	assert_int_equal(get16(ans + 2), get16(q + 2));
+	id = domain_id(e->r, "big.example");
+	assert_non_null(slot_of(&e->f, "10.1.0.1", id));
+	assert_non_null(slot_of(&e->f, "10.1.0.2", id));
+	close(fd);
+	env_free(e);
+}
+
+static void test_timeout(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	__u64 start;
+	size_t qlen;
+
+	(void)state;
+	e->f.allow[0] = "slow.example";
+	e->up.mode = UP_DROP;
+	e->cfg.timeout_ms = 300;
+	env_start(e);
+	start = mono_ms();
+	ask(e, "slow.example", ns_t_a, q, &qlen, ans);
+	assert_true(mono_ms() - start >= 290);
+	assert_int_equal(e->up.nq, 1);
+	assert_int_equal(get16(ans), get16(q));
+	assert_int_equal(ans[3] & 0x0f, ns_r_servfail);
+	assert_int_equal(dns_next_timeout(e->r), -1);		/* nothing left pending */
+	env_free(e);
+}
+
+/* An answer from the wrong source, with the right id and question, is not taken. */
+static void test_spoofed_source(void **state)
+{
+	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "1.2.3.4" } };
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen, n;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	e->up.mode = UP_SPOOF;
+	e->up.recs = recs;
+	e->up.nrec = 1;
+	env_start(e);
+	n = ask(e, "example.com", ns_t_a, q, &qlen, ans);
+	assert_int_equal(n, e->up.sent_len);
+	assert_memory_equal(ans + 2, e->up.sent + 2, n - 2);
+	assert_non_null(slot_of(&e->f, "1.2.3.4", domain_id(e->r, "example.com")));
+	assert_null(slot_of(&e->f, "6.6.6.6", domain_id(e->r, "example.com")));
+	assert_int_equal(e->f.nmap, 1);
+	env_free(e);
+}
+
+#define KEEP ((__u64)DNS_KEEP_EXPIRED_S * NS)
+
+static void test_expiry(void **state)
+{
+	static const struct rec recs[] = {
+		{ "a.example", ns_t_a, 10, "10.0.0.1" },
+		{ "a.example", ns_t_a, 10, "10.0.0.2" },
+	};
+	static const struct rec recs_b[] = { { "b.example", ns_t_a, 100, "10.0.0.2" } };
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen;
+	__u32 a, b;
+
+	(void)state;
+	e->f.allow[0] = "*.example";
+	e->up.recs = recs;
+	e->up.nrec = 2;
+	env_start(e);
+	ask(e, "a.example", ns_t_a, q, &qlen, ans);
+	e->up.recs = recs_b;
+	e->up.nrec = 1;
+	ask(e, "b.example", ns_t_a, q, &qlen, ans);
+	a = domain_id(e->r, "a.example");
+	b = domain_id(e->r, "b.example");
+	assert_int_equal(e->f.nmap, 2);
+
+	/* Expired, but kept a while so that denials can still name it. */
+	e->f.now = T0 + 9 * NS + KEEP;
+	dns_tick(e->r);
+	assert_int_equal(e->f.nremove, 0);
+	assert_non_null(slot_of(&e->f, "10.0.0.1", a));
+
+	/* 10.0.0.1 had one name: deleted; 10.0.0.2 keeps b's slot only. */
+	e->f.now = T0 + 10 * NS + KEEP;
+	dns_tick(e->r);
+	assert_int_equal(e->f.nremove, 1);
+	assert_int_equal(e->f.nmap, 1);
+	assert_null(slot_of(&e->f, "10.0.0.1", a));
+	assert_null(slot_of(&e->f, "10.0.0.2", a));
+	assert_non_null(slot_of(&e->f, "10.0.0.2", b));
+
+	e->f.now = T0 + 100 * NS + KEEP;
+	dns_tick(e->r);
+	assert_int_equal(e->f.nmap, 0);
+	dns_tick(e->r);
+	assert_int_equal(e->f.nremove, 2);			/* the shadow went too */
+	env_free(e);
+}
+
+/* Five names on one address: four slots; the fifth replaces the one expiring first. */
+static void test_slots(void **state)
+{
+	static const char *names[] = { "a.example", "b.example", "c.example", "d.example", "e.example" };
+	static const __u32 ttls[] = { 100, 50, 200, 300, 400 };
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	struct rec rec = { NULL, ns_t_a, 0, "10.9.9.9" };
+	size_t qlen, i;
+
+	(void)state;
+	e->f.allow[0] = "*.example";
+	e->up.recs = &rec;
+	e->up.nrec = 1;
+	env_start(e);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		rec.owner = names[i];
+		rec.ttl = ttls[i];
+		ask(e, names[i], ns_t_a, q, &qlen, ans);
+	}
+	assert_int_equal(e->f.nmap, 1);
+	assert_non_null(slot_of(&e->f, "10.9.9.9", domain_id(e->r, "a.example")));
+	assert_null(slot_of(&e->f, "10.9.9.9", domain_id(e->r, "b.example")));
+	for (i = 2; i < ARRAY_SIZE(names); i++)
+		assert_int_equal(slot_of(&e->f, "10.9.9.9", domain_id(e->r, names[i]))->expires_ns,
+				 T0 + ttls[i] * NS);
+
+	/* The same name again: its slot is refreshed, never shortened. */
+	rec.owner = "c.example";
+	rec.ttl = 20;
+	ask(e, "c.example", ns_t_a, q, &qlen, ans);
+	assert_int_equal(slot_of(&e->f, "10.9.9.9", domain_id(e->r, "c.example"))->expires_ns, T0 + 200 * NS);
+	rec.ttl = 1000;
+	ask(e, "c.example", ns_t_a, q, &qlen, ans);
+	assert_int_equal(slot_of(&e->f, "10.9.9.9", domain_id(e->r, "c.example"))->expires_ns, T0 + 1000 * NS);
+	assert_non_null(slot_of(&e->f, "10.9.9.9", domain_id(e->r, "a.example")));
+	env_free(e);
+}
+
+/* Many queries in flight at once, answered in reverse order. */
+static void test_concurrent(void **state)
+{
+	enum { N = 100 };
+	struct env *e = env_new();
+	int fds[N], i, k;
+	__u8 q[512], ans[4096];
+	char name[32], addr[32], got[64];
+	struct rec rec = { NULL, ns_t_a, 60, NULL };
+	__u16 port4, port6, ids[N];
+	size_t qlen;
+	ssize_t n;
+
+	(void)state;
+	e->f.allow[0] = "*.example";
+	e->up.mode = UP_HOLD;
+	env_start(e);
+	dns_ports(e->r, &port4, &port6);
+	for (i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "n%d.example", i);
+		fds[i] = client(AF_INET, SOCK_DGRAM, port4);
+		qlen = mkquery(name, ns_t_a, q);
+		ids[i] = get16(q);
+		assert_int_equal(send(fds[i], q, qlen, 0), (ssize_t)qlen);
+	}
+	assert_true(pump_until(e, -1, N, 3000));
+	for (k = N - 1; k >= 0; k--) {
+		assert_true(dn_expand(e->up.q[k], e->up.q[k] + e->up.qlen[k], e->up.q[k] + NS_HFIXEDSZ,
+				      got, sizeof(got)) > 0);
+		assert_int_equal(sscanf(got, "n%d.example", &i), 1);
+		snprintf(addr, sizeof(addr), "10.0.%d.%d", i / 256, i % 256);
+		rec.owner = got;
+		rec.data = addr;
+		up_reply(&e->up, k, &rec, 1, false);
+	}
+	for (i = 0; i < N; i++) {
+		assert_true(pump(e, fds[i], 3000));
+		n = recv(fds[i], ans, sizeof(ans), 0);
+		assert_true(n > NS_HFIXEDSZ);
+		assert_int_equal(get16(ans), ids[i]);
+		assert_int_equal(get16(ans + 6), 1);
+		assert_int_equal(ans[n - 4], 10);
+		assert_int_equal(ans[n - 2] * 256 + ans[n - 1], i);
+		close(fds[i]);
+	}
+	assert_int_equal(e->f.nmap, N);
+	env_free(e);
+}
+
+static void test_ipv6_client(void **state)
+{
+	static const struct rec recs[] = { { "example.com", ns_t_aaaa, 60, "2001:db8::5" } };
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	__u16 port4, port6;
+	size_t qlen;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	e->up.recs = recs;
+	e->up.nrec = 1;
+	env_start(e);
+	dns_ports(e->r, &port4, &port6);
+	assert_int_not_equal(port4, 0);
+	if (!port6) {
+		env_free(e);
+		skip();		/* no ::1 on this host */
+	}
+	fd = client(AF_INET6, SOCK_DGRAM, port6);
+	qlen = mkquery("example.com", ns_t_aaaa, q);
+	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
+	assert_true(pump(e, fd, 3000));
+	n = recv(fd, ans, sizeof(ans), 0);
+	assert_int_equal(n, e->up.sent_len);
+	assert_int_equal(get16(ans), get16(q));
+	assert_non_null(slot_of(&e->f, "2001:db8::5", domain_id(e->r, "example.com")));
+	close(fd);
+	env_free(e);
+}
+
+/* Not one question: FORMERR; not a query: no answer at all. */
+static void test_malformed(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	__u16 port4, port6;
+	size_t qlen;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	env_start(e);
+	dns_ports(e->r, &port4, &port6);
+	fd = client(AF_INET, SOCK_DGRAM, port4);
+	qlen = mkquery("example.com", ns_t_a, q);
+	put16(q + 4, 2);
+	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
+	assert_true(pump(e, fd, 2000));
+	n = recv(fd, ans, sizeof(ans), 0);
+	assert_int_equal(n, NS_HFIXEDSZ);
+	assert_int_equal(ans[3] & 0x0f, ns_r_formerr);
+	assert_int_equal(get16(ans), get16(q));
+
+	put16(q + 4, 1);
+	q[2] |= 0x80;
+	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
+	assert_false(pump(e, fd, 200));
+	assert_int_equal(e->up.nq, 0);
+	assert_int_equal(e->f.nverdict, 0);
+	close(fd);
+	env_free(e);
+}
+
+static void check_server(const struct sockaddr_storage *ss, const char *addr, __u16 port)
+{
+	char buf[INET6_ADDRSTRLEN];
+	const struct sockaddr_in *in = (const void *)ss;
+	const struct sockaddr_in6 *in6 = (const void *)ss;
+
+	if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof(buf));
+		assert_int_equal(ntohs(in6->sin6_port), port);
+	} else {
+		assert_int_equal(ss->ss_family, AF_INET);
+		inet_ntop(AF_INET, &in->sin_addr, buf, sizeof(buf));
+		assert_int_equal(ntohs(in->sin_port), port);
+	}
+	assert_string_equal(buf, addr);
+}
+
+static void test_resolv_conf(void **state)
+{
+	static const char text[] =
+		"# generated\n"
+		"; nameserver 9.9.9.9\n"
+		"search example.com\n"
+		"nameserverx 8.8.8.8\n"
+		"nameserver\n"
+		"nameserver not-an-address\n"
+		"nameserver 10.0.0.1\n"
+		"nameserver\t 2001:db8::53   # the v6 one\n"
+		"options edns0\n"
+		"nameserver fe80::1%1\n"
+		"nameserver 10.0.0.4\n";
+	struct sockaddr_storage s[DNS_MAX_SERVERS + 1];
+	char path[] = "/tmp/test_dns.XXXXXX";
+	struct dns_resolver *r = (void *)1;
+	struct dns_config cfg = { .ops = &fake_ops, .resolv_conf = path };
+	int fd;
+
+	(void)state;
+	assert_int_equal(dns_parse_resolv_conf(text, s, 4), 3);
+	check_server(&s[0], "10.0.0.1", 53);
+	check_server(&s[1], "2001:db8::53", 53);
+	check_server(&s[2], "fe80::1", 53);
+	assert_int_equal(((struct sockaddr_in6 *)&s[2])->sin6_scope_id, 1);
+	assert_int_equal(dns_parse_resolv_conf("nameserver 1.2.3.4", s, 4), 1);
+	assert_int_equal(dns_parse_resolv_conf("# nameserver 1.2.3.4\n", s, 4), 0);
+
+	assert_int_equal(dns_parse_server("127.0.0.1:5353", &s[0]), 0);
+	check_server(&s[0], "127.0.0.1", 5353);
+	assert_int_equal(dns_parse_server("[::1]:5300", &s[0]), 0);
+	check_server(&s[0], "::1", 5300);
+	assert_int_equal(dns_parse_server("2001:db8::1", &s[0]), 0);
+	check_server(&s[0], "2001:db8::1", 53);
+	assert_int_equal(dns_parse_server("1.2.3.4", &s[0]), 0);
+	check_server(&s[0], "1.2.3.4", 53);
+	assert_int_equal(dns_parse_server("1.2.3.4:0", &s[0]), -EINVAL);
+	assert_int_equal(dns_parse_server("1.2.3.4:x", &s[0]), -EINVAL);
+	assert_int_equal(dns_parse_server("[::1", &s[0]), -EINVAL);
+	assert_int_equal(dns_parse_server("[::1]x", &s[0]), -EINVAL);
+	assert_int_equal(dns_parse_server("example.com", &s[0]), -EINVAL);
+
+	/* A resolv.conf without servers: nothing to forward to. */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "search x\n", 9), 9);
+	close(fd);
+	assert_int_equal(dns_open(&r, &cfg), -ENOENT);
+	assert_null(r);
+	unlink(path);
+	cfg.resolv_conf = path;
+	assert_int_equal(dns_open(&r, &cfg), -ENOENT);
+	cfg.upstream = "127.0.0.1";
+	cfg.min_ttl = 10;
+	cfg.max_ttl = 5;
+	assert_int_equal(dns_open(&r, &cfg), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_allowed),
+		cmocka_unit_test(test_ttl_clamp),
+		cmocka_unit_test(test_cname_chain),
+		cmocka_unit_test(test_denied),
+		cmocka_unit_test(test_label_with_dot),
+		cmocka_unit_test(test_audit),
+		cmocka_unit_test(test_update_fails),
+		cmocka_unit_test(test_tcp_client),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_spoofed_source),
+		cmocka_unit_test(test_expiry),
+		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_concurrent),
+		cmocka_unit_test(test_ipv6_client),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_resolv_conf),
+	};
+
+	return cmocka_run_group_tests_name("dns", tests, NULL, NULL);
+}

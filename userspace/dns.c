@@ -1,0 +1,1535 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * dns.c — the sandbox's resolver (dns.h; docs/design.md, "Domains: the
+ * built-in resolver").
+ *
+ * Names are read with glibc's dn_expand(), which checks label and name
+ * lengths, bounds and compression loops; the fixed fields around them are
+ * two- and four-byte reads. glibc keeps dn_expand() and dn_comp() in libc
+ * itself, so the static link needs no libresolv.
+ *
+ * A query's life: serve_query() judges the name; a denied one is answered
+ * NXDOMAIN at once, an allowed one becomes a struct dns_query and goes to
+ * the first upstream server with an id of ours (query_send); the answer is
+ * matched by id, server and question (upstream_answer), its addresses are
+ * installed (install_answer) and only then is it passed on with the
+ * client's id (query_answer). Nothing blocks except the TCP retry of a
+ * truncated answer for a TCP client (tcp_exchange).
+ */
+#include <arpa/inet.h>
+#include <arpa/nameser.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <resolv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dns.h"
+#include "util.h"
+
+#define MSG_MAX		65535	/* a DNS message, the most a TCP length prefix allows */
+#define NS_PER_MS	1000000ULL
+#define NS_PER_S	1000000000ULL
+#define CNAME_MAX	16	/* names followed along one CNAME chain */
+#define ADDR_BUCKETS	16384	/* shadow of dns_allow: chains of ~4 when full */
+#define BATCH		64	/* datagrams or connections taken per wakeup of one socket */
+#define CONN_OUT_MAX	(4 * (MSG_MAX + 2))	/* replies a TCP client may leave unread */
+#define RESOLV_CONF_MAX	16384
+
+/* Header bits (RFC 1035 4.1.1): byte 2, byte 3. */
+#define H_QR		0x80
+#define H_OPCODE	0x78
+#define H_TC		0x02
+#define H_RD		0x01
+#define H_RA		0x80
+#define H_CD		0x10
+
+/* Where a query came from, and so where its answer goes. */
+struct dns_peer {
+	__u8 proto;		/* IPPROTO_UDP or IPPROTO_TCP */
+	__u16 port;		/* the client's port, host order: its dns_clients key */
+	int fd;			/* UDP: the listener it came in on */
+	socklen_t salen;	/* UDP: the client's address */
+	struct sockaddr_storage sa;
+	int conn;		/* TCP: index and generation of its connection */
+	__u32 gen;
+};
+
+/* A query being judged, or forwarded and waiting for its answer. */
+struct dns_query {
+	bool used;
+	bool install;		/* an allowed name: install the answer's addresses */
+	__u16 id;		/* ours, as sent upstream */
+	__u16 client_id;
+	unsigned tried;		/* bit i: sent to servers[i] (their answers are accepted) */
+	int next;		/* the server to try next */
+	__u64 deadline;		/* CLOCK_MONOTONIC ns: SERVFAIL */
+	__u64 retry_at;		/* CLOCK_MONOTONIC ns: on to the next server */
+	__u8 *msg;		/* the query as sent upstream (our id) */
+	size_t len;
+	__u32 domain_id;
+	__u32 rule_id;
+	__u16 lo, hi;
+	struct dns_peer peer;
+	struct sbx_dns_client who;	/* pid 0: unknown */
+};
+
+struct dns_conn {
+	int fd;			/* -1: free */
+	__u32 gen;		/* bumped on close: answers for an old connection are dropped */
+	bool eof;		/* the client shut its side: finish what is in flight, then close */
+	__u16 port;
+	unsigned pending;	/* its queries waiting upstream */
+	__u64 active;		/* CLOCK_MONOTONIC ns of the last read or write */
+	__u8 *in;		/* 2 + MSG_MAX bytes, kept for the slot's next client */
+	size_t in_len;
+	__u8 *out;		/* length-prefixed replies not yet written */
+	size_t out_len, out_cap;
+};
+
+/* The shadow of one dns_allow entry: the resolver is its only writer. */
+struct dns_addr {
+	struct dns_addr *next;
+	struct sbx_dns_key key;
+	struct sbx_dns_entry e;
+};
+
+struct dns_question {
+	char name[NS_MAXDNAME];	/* as dn_expand() writes it: its case, escapes, no trailing dot */
+	__u16 type, class;
+	size_t end;		/* offset just past the question */
+};
+
+struct dns_rr {
+	char owner[NS_MAXDNAME];
+	__u16 type, class;
+	__u32 ttl;
+	const __u8 *rdata;
+	__u16 rdlen;
+};
+
+struct dns_resolver {
+	const struct dns_ops *ops;
+	void *ctx;
+	__u64 cgid;
+	bool audit;
+	__u64 min_ttl, max_ttl, timeout;	/* ns */
+	struct sockaddr_storage servers[DNS_MAX_SERVERS];
+	int nservers;
+	int udp[2], tcp[2], up[2];	/* [0] IPv4, [1] IPv6; -1: none */
+	__u16 port[2];
+	struct dns_query q[DNS_MAX_PENDING];
+	unsigned nq;
+	__u16 by_id[65536];		/* upstream id → index + 1 in q */
+	struct dns_conn conns[DNS_MAX_CONNS];
+	struct dns_addr *addrs[ADDR_BUCKETS];
+	unsigned naddrs;
+	char **names;			/* domain id i is names[i - 1] */
+	__u32 nnames, names_cap;
+	__u32 *name_idx;		/* open addressing over names: ids, 0 empty */
+	__u32 name_mask;
+	__u16 rnd[32];			/* getrandom() in batches */
+	unsigned nrnd;
+	__u8 buf[MSG_MAX + 1];		/* the message being read */
+	__u8 out[MSG_MAX + 1];		/* the reply being built */
+	char chain[CNAME_MAX][NS_MAXDNAME];
+	struct sbx_event ev;
+};
+
+/* --- small helpers ---------------------------------------------------------- */
+
+static __u16 get16(const __u8 *p)
+{
+	return (__u16)(p[0] << 8 | p[1]);
+}
+
+static __u32 get32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+static void put16(__u8 *p, unsigned v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static __u64 clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (__u64)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+static __u64 mono_now(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* The kernel's clock for dns_allow expiry (bpf_ktime_get_boot_ns). */
+static __u64 boot_now(const struct dns_resolver *r)
+{
+	return r->ops->now ? r->ops->now(r->ctx) : clock_ns(CLOCK_BOOTTIME);
+}
+
+static socklen_t sa_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+static __u16 sa_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+static bool sa_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_port == b4->sin_port && a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a6->sin6_port == b6->sin6_port &&
+	       !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr));
+}
+
+/* --- upstream servers ----------------------------------------------------------- */
+
+static int parse_v6(const char *s, struct sockaddr_in6 *in6)
+{
+	char buf[INET6_ADDRSTRLEN + IF_NAMESIZE + 1];
+	char *scope, *end;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	scope = strchr(buf, '%');
+	if (scope)
+		*scope++ = '\0';
+	if (inet_pton(AF_INET6, buf, &in6->sin6_addr) != 1)
+		return -EINVAL;
+	if (scope) {
+		/* A link-local server needs its interface: "fe80::1%eth0" or "%2". */
+		in6->sin6_scope_id = strtoul(scope, &end, 10);
+		if (!*scope || *end)
+			in6->sin6_scope_id = if_nametoindex(scope);
+		if (!in6->sin6_scope_id)
+			return -EINVAL;
+	}
+	in6->sin6_family = AF_INET6;
+	return 0;
+}
+
+static int parse_addr(const char *s, unsigned port, struct sockaddr_storage *out)
+{
+	struct sockaddr_in *in = (void *)out;
+	struct sockaddr_in6 *in6 = (void *)out;
+
+	memset(out, 0, sizeof(*out));
+	if (inet_pton(AF_INET, s, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		return 0;
+	}
+	if (parse_v6(s, in6))
+		return -EINVAL;
+	in6->sin6_port = htons(port);
+	return 0;
+}
+
+int dns_parse_server(const char *s, struct sockaddr_storage *out)
+{
+	char host[INET6_ADDRSTRLEN + IF_NAMESIZE + 1];
+	const char *colon = strrchr(s, ':'), *close;
+	unsigned long port = NS_DEFAULTPORT;
+	char *end;
+	size_t n;
+
+	if (*s == '[') {
+		close = strchr(s, ']');
+		if (!close || (close[1] && close[1] != ':'))
+			return -EINVAL;
+		n = close - ++s;
+		colon = close[1] ? close + 1 : NULL;
+	} else if (colon && strchr(s, ':') == colon) {
+		n = colon - s;		/* one colon: IPv4:PORT */
+	} else {
+		n = strlen(s);		/* IPv4, or a bare IPv6 address */
+		colon = NULL;
+	}
+	if (n >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	if (colon) {
+		port = strtoul(colon + 1, &end, 10);
+		if (!colon[1] || *end || !port || port > 65535)
+			return -EINVAL;
+	}
+	return parse_addr(host, port, out);
+}
+
+/* The address of one "nameserver" line, or -EINVAL. */
+static int parse_nameserver(const char *line, size_t len, struct sockaddr_storage *out)
+{
+	static const char kw[] = "nameserver";
+	const size_t kwlen = sizeof(kw) - 1;
+	char addr[64];
+	size_t skip, n;
+
+	if (len <= kwlen || strncmp(line, kw, kwlen) || (line[kwlen] != ' ' && line[kwlen] != '\t'))
+		return -EINVAL;
+	skip = kwlen + strspn(line + kwlen, " \t");
+	n = strcspn(line + skip, " \t\r\n");
+	if (n >= sizeof(addr) || skip + n > len)
+		return -EINVAL;
+	memcpy(addr, line + skip, n);
+	addr[n] = '\0';
+	return parse_addr(addr, NS_DEFAULTPORT, out);
+}
+
+/*
+ * As glibc's res_init reads them: "nameserver", blanks, the address, the
+ * rest of the line ignored. Lines that do not parse are skipped, and so is
+ * every server past the third.
+ */
+int dns_parse_resolv_conf(const char *text, struct sockaddr_storage *out, int max)
+{
+	const char *line;
+	size_t len;
+	int n = 0;
+
+	if (max > DNS_MAX_SERVERS)
+		max = DNS_MAX_SERVERS;
+	for (line = text; *line && n < max; line += len + (line[len] == '\n')) {
+		len = strcspn(line, "\n");
+		n += !parse_nameserver(line, len, &out[n]);
+	}
+	return n;
+}
+
+static int load_servers(struct dns_resolver *r, const struct dns_config *cfg)
+{
+	_cleanup_free_ char *text = NULL;
+	int err;
+
+	if (cfg->upstream) {
+		err = dns_parse_server(cfg->upstream, &r->servers[0]);
+		r->nservers = !err;
+		return err;
+	}
+	text = malloc(RESOLV_CONF_MAX);
+	if (!text)
+		return -ENOMEM;
+	err = read_file(cfg->resolv_conf ?: "/etc/resolv.conf", text, RESOLV_CONF_MAX);
+	if (err < 0)
+		return err;
+	r->nservers = dns_parse_resolv_conf(text, r->servers, DNS_MAX_SERVERS);
+	return r->nservers ? 0 : -ENOENT;
+}
+
+/* --- messages ------------------------------------------------------------------ */
+
+/* The one question of @m. 0 or -EBADMSG. */
+static int parse_question(const __u8 *m, size_t len, struct dns_question *q)
+{
+	int n;
+
+	if (len < NS_HFIXEDSZ || get16(m + 4) != 1)
+		return -EBADMSG;
+	n = dn_expand(m, m + len, m + NS_HFIXEDSZ, q->name, sizeof(q->name));
+	if (n < 0 || NS_HFIXEDSZ + (size_t)n + NS_QFIXEDSZ > len)
+		return -EBADMSG;
+	q->type = get16(m + NS_HFIXEDSZ + n);
+	q->class = get16(m + NS_HFIXEDSZ + n + 2);
+	q->end = NS_HFIXEDSZ + n + NS_QFIXEDSZ;
+	return 0;
+}
+
+/* Do @a and @b ask the same question? Names compare without case (RFC 4343). */
+static bool same_question(const __u8 *a, size_t alen, const __u8 *b, size_t blen)
+{
+	struct dns_question qa, qb;
+
+	return !parse_question(a, alen, &qa) && !parse_question(b, blen, &qb) &&
+	       qa.type == qb.type && qa.class == qb.class && !strcasecmp(qa.name, qb.name);
+}
+
+/* The resource record at *@off, which moves past it. 0 or -EBADMSG. */
+static int read_rr(const __u8 *m, size_t len, size_t *off, struct dns_rr *rr)
+{
+	const __u8 *p;
+	int n;
+
+	if (*off >= len)
+		return -EBADMSG;
+	n = dn_expand(m, m + len, m + *off, rr->owner, sizeof(rr->owner));
+	if (n < 0 || *off + n + NS_RRFIXEDSZ > len)
+		return -EBADMSG;
+	p = m + *off + n;
+	rr->type = get16(p);
+	rr->class = get16(p + 2);
+	rr->ttl = get32(p + 4);
+	rr->rdlen = get16(p + 8);
+	rr->rdata = p + NS_RRFIXEDSZ;
+	*off += n + NS_RRFIXEDSZ + rr->rdlen;
+	return *off > len ? -EBADMSG : 0;
+}
+
+/*
+ * A reply to @query with nothing but @rcode and its question (when it has a
+ * readable one), into r->out. RD and CD are echoed and RA set, as any
+ * recursive resolver answers. Returns the length.
+ */
+static size_t make_reply(struct dns_resolver *r, const __u8 *query, size_t len, __u16 id, int rcode)
+{
+	struct dns_question q;
+	__u8 *o = r->out;
+	size_t n = NS_HFIXEDSZ;
+	int c;
+
+	memset(o, 0, NS_HFIXEDSZ);
+	put16(o, id);
+	o[2] = H_QR | (query[2] & (H_OPCODE | H_RD));
+	o[3] = H_RA | (query[3] & H_CD) | rcode;
+	if (parse_question(query, len, &q))
+		return n;
+	/* Written afresh, so a compression pointer in the query cannot point into our header. */
+	c = dn_comp(q.name, o + n, MSG_MAX - n - NS_QFIXEDSZ, NULL, NULL);
+	if (c < 0)
+		return n;
+	n += c;
+	put16(o + n, q.type);
+	put16(o + n + 2, q.class);
+	put16(o + 4, 1);
+	return n + NS_QFIXEDSZ;
+}
+
+/*
+ * The name as the policy sees it: lower case (ASCII only, as DNS). False for
+ * anything but dot-separated labels of letters, digits, '-' and '_':
+ * dn_expand() writes a dot inside a label as "\.", and "evil\.example.com"
+ * (two labels: "evil.example", "com") must never pass for a name under
+ * example.com. @out gets the lower-case form either way, for the event.
+ */
+static bool host_name(const char *in, char *out, size_t sz)
+{
+	bool ok = *in != '\0', label_start = true;
+	size_t i;
+
+	for (i = 0; in[i] && i + 1 < sz; i++) {
+		char c = in[i] >= 'A' && in[i] <= 'Z' ? in[i] - 'A' + 'a' : in[i];
+
+		out[i] = c;
+		if (c == '.') {
+			ok &= !label_start;
+			label_start = true;
+			continue;
+		}
+		ok &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+		label_start = false;
+	}
+	out[i] = '\0';
+	return ok && !label_start && !in[i];
+}
+
+/* --- domain ids ------------------------------------------------------------------ */
+
+static __u64 str_hash(const char *s)
+{
+	__u64 h = SBX_HASH_INIT;
+
+	while (*s)
+		h = sbx_hash_byte(h, *s++);
+	return h;
+}
+
+static __u32 *name_slot(const struct dns_resolver *r, __u32 *idx, __u32 mask, const char *name)
+{
+	__u32 i;
+
+	for (i = str_hash(name) & mask; idx[i]; i = (i + 1) & mask)
+		if (!strcmp(r->names[idx[i] - 1], name))
+			break;
+	return &idx[i];
+}
+
+/* Keep the index at most half full. 0 or -ENOMEM. */
+static int names_grow(struct dns_resolver *r)
+{
+	__u32 size = r->name_idx ? 2 * (r->name_mask + 1) : 256;
+	__u32 *idx, id;
+	char **names;
+
+	if (r->nnames + 1 > r->names_cap) {
+		names = realloc(r->names, size / 2 * sizeof(*names));
+		if (!names)
+			return -ENOMEM;
+		r->names = names;
+		r->names_cap = size / 2;
+	}
+	if (r->name_idx && 2 * (r->nnames + 1) <= r->name_mask + 1)
+		return 0;
+	idx = calloc(size, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (id = 1; id <= r->nnames; id++)
+		*name_slot(r, idx, size - 1, r->names[id - 1]) = id;
+	free(r->name_idx);
+	r->name_idx = idx;
+	r->name_mask = size - 1;
+	return 0;
+}
+
+/*
+ * The id of @name: stable for the resolver's life. A new name gets the
+ * next id while there are fewer than @limit; 0 otherwise.
+ */
+static __u32 name_id(struct dns_resolver *r, const char *name, __u32 limit)
+{
+	__u32 *slot;
+	char *dup;
+
+	if (r->name_idx) {
+		slot = name_slot(r, r->name_idx, r->name_mask, name);
+		if (*slot)
+			return *slot;
+	}
+	if (r->nnames >= limit || names_grow(r))
+		return 0;
+	dup = strdup(name);
+	if (!dup)
+		return 0;
+	r->names[r->nnames++] = dup;
+	*name_slot(r, r->name_idx, r->name_mask, name) = r->nnames;
+	return r->nnames;
+}
+
+const char *dns_domain_name(const struct dns_resolver *r, __u32 id)
+{
+	return r && id && id <= r->nnames ? r->names[id - 1] : NULL;
+}
+
+/* --- the shadow of dns_allow ------------------------------------------------------- */
+
+static struct dns_addr **addr_link(struct dns_resolver *r, const struct sbx_dns_key *k)
+{
+	const __u8 *p = (const void *)k;
+	struct dns_addr **link;
+	__u64 h = SBX_HASH_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = sbx_hash_byte(h, p[i]);
+	for (link = &r->addrs[h & (ADDR_BUCKETS - 1)]; *link; link = &(*link)->next)
+		if (!memcmp(&(*link)->key, k, sizeof(*k)))
+			break;
+	return link;
+}
+
+/*
+ * The slot @domain_id takes in @e: its own; else a free or expired one;
+ * else the one expiring first, whose name's later connections to this
+ * address are then denied (never wrongly allowed).
+ */
+static int pick_slot(const struct sbx_dns_entry *e, __u32 domain_id, __u64 now)
+{
+	int i, first = 0;
+
+	for (i = 0; i < SBX_DNS_SLOTS; i++)
+		if (e->s[i].expires_ns && e->s[i].domain_id == domain_id)
+			return i;
+	for (i = 0; i < SBX_DNS_SLOTS; i++) {
+		if (e->s[i].expires_ns <= now)
+			return i;
+		if (e->s[i].expires_ns < e->s[first].expires_ns)
+			first = i;
+	}
+	return first;
+}
+
+/* Allow @addr for @q's name until @expires: the kernel first, then the shadow. 0 or -errno. */
+static int install(struct dns_resolver *r, const __u8 addr[16], __u64 expires, __u64 now,
+		   const struct dns_query *q)
+{
+	struct sbx_dns_key k = { .sandbox_cgid = r->cgid };
+	struct dns_addr **link, *fresh = NULL;
+	struct sbx_dns_entry e = {};
+	struct sbx_dns_slot *s;
+	int err;
+
+	memcpy(k.addr, addr, sizeof(k.addr));
+	link = addr_link(r, &k);
+	if (*link) {
+		e = (*link)->e;
+	} else {
+		if (r->naddrs >= SBX_MAX_DNS_ADDRS)
+			return -E2BIG;
+		fresh = calloc(1, sizeof(*fresh));
+		if (!fresh)
+			return -ENOMEM;
+		fresh->key = k;
+	}
+	s = &e.s[pick_slot(&e, q->domain_id, now)];
+	if (s->domain_id == q->domain_id && s->expires_ns > expires)
+		expires = s->expires_ns;	/* an earlier answer with a longer TTL still holds */
+	*s = (struct sbx_dns_slot){ .expires_ns = expires, .domain_id = q->domain_id,
+				    .rule_id = q->rule_id, .lo = q->lo, .hi = q->hi };
+	err = r->ops->update(r->ctx, &k, &e);
+	if (err) {
+		free(fresh);
+		return err;
+	}
+	if (fresh) {
+		*link = fresh;
+		r->naddrs++;
+	}
+	(*link)->e = e;
+	return 0;
+}
+
+/*
+ * Drop the slots of *@link expired for DNS_KEEP_EXPIRED_S, and the entry
+ * once none is left. True if it went.
+ */
+static bool addr_expire(struct dns_resolver *r, struct dns_addr **link, __u64 now)
+{
+	struct dns_addr *a = *link;
+	struct sbx_dns_entry e = a->e;
+	bool changed = false, used = false;
+	int i, err;
+
+	for (i = 0; i < SBX_DNS_SLOTS; i++) {
+		if (!e.s[i].expires_ns)
+			continue;
+		if (e.s[i].expires_ns + DNS_KEEP_EXPIRED_S * 1000000000ULL > now) {
+			used = true;
+			continue;
+		}
+		memset(&e.s[i], 0, sizeof(e.s[i]));
+		changed = true;
+	}
+	if (used) {
+		/* On failure the kernel still holds the expired slot, which it ignores: retried next tick. */
+		if (changed && !r->ops->update(r->ctx, &a->key, &e))
+			a->e = e;
+		return false;
+	}
+	err = r->ops->remove(r->ctx, &a->key);
+	if (err && err != -ENOENT)
+		return false;
+	*link = a->next;
+	free(a);
+	r->naddrs--;
+	return true;
+}
+
+static void expire_addrs(struct dns_resolver *r)
+{
+	struct dns_addr **link;
+	__u64 now = boot_now(r);
+	unsigned b;
+
+	for (b = 0; b < ADDR_BUCKETS && r->naddrs; b++)
+		for (link = &r->addrs[b]; *link;)
+			if (!addr_expire(r, link, now))
+				link = &(*link)->next;
+}
+
+/* --- answers ---------------------------------------------------------------------- */
+
+static bool on_chain(const struct dns_resolver *r, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcasecmp(r->chain[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * The question name and every name its CNAMEs lead to in the answer
+ * section (whatever the order of the records), into r->chain. Returns how
+ * many, or -EBADMSG.
+ */
+static int build_chain(struct dns_resolver *r, const __u8 *m, size_t len, const struct dns_question *q)
+{
+	unsigned i, ancount = get16(m + 6);
+	char target[NS_MAXDNAME];
+	struct dns_rr rr;
+	bool grew = true;
+	size_t off;
+	int n = 1, c;
+
+	strcpy(r->chain[0], q->name);
+	while (grew && n < CNAME_MAX) {
+		grew = false;
+		for (i = 0, off = q->end; i < ancount && n < CNAME_MAX; i++) {
+			if (read_rr(m, len, &off, &rr))
+				return -EBADMSG;
+			if (rr.type != ns_t_cname || rr.class != ns_c_in || !on_chain(r, n, rr.owner))
+				continue;
+			c = dn_expand(m, m + len, rr.rdata, target, sizeof(target));
+			if (c < 0 || c > rr.rdlen)
+				return -EBADMSG;
+			if (on_chain(r, n, target))
+				continue;
+			strcpy(r->chain[n++], target);
+			grew = true;
+		}
+	}
+	return n;
+}
+
+static __u64 clamp_ttl(const struct dns_resolver *r, __u32 ttl)
+{
+	__u64 ns = (__u64)ttl * NS_PER_S;
+
+	return ns < r->min_ttl ? r->min_ttl : ns > r->max_ttl ? r->max_ttl : ns;
+}
+
+/*
+ * Install every A and AAAA record of the answer owned by a name on the
+ * question's CNAME chain. Records for other names (an upstream may add
+ * them) open nothing. 0 or -errno: -EBADMSG for a malformed answer.
+ */
+static int install_answer(struct dns_resolver *r, const __u8 *m, size_t len, const struct dns_query *q)
+{
+	static const __u8 v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	unsigned i, ancount = get16(m + 6);
+	struct dns_question qu;
+	struct dns_rr rr;
+	__u8 addr[16];
+	__u64 now = boot_now(r);
+	size_t off;
+	int n, err;
+
+	if (parse_question(m, len, &qu))
+		return -EBADMSG;
+	n = build_chain(r, m, len, &qu);
+	if (n < 0)
+		return n;
+	for (i = 0, off = qu.end; i < ancount; i++) {
+		if (read_rr(m, len, &off, &rr))
+			return -EBADMSG;
+		if (rr.class != ns_c_in || !on_chain(r, n, rr.owner))
+			continue;
+		if (rr.type == ns_t_a && rr.rdlen == 4) {
+			memcpy(addr, v4mapped, sizeof(v4mapped));
+			memcpy(addr + 12, rr.rdata, 4);
+		} else if (rr.type == ns_t_aaaa && rr.rdlen == 16) {
+			memcpy(addr, rr.rdata, 16);
+		} else {
+			continue;
+		}
+		err = install(r, addr, now + clamp_ttl(r, rr.ttl), now, q);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* --- events ---------------------------------------------------------------------- */
+
+/*
+ * A refused query (or, in audit mode, one that would have been). error is
+ * 0: the client is not refused a system call, it gets NXDOMAIN (or
+ * SERVFAIL). The resolver's own view of addresses says nothing, so the
+ * network fields stay empty.
+ */
+static void report(struct dns_resolver *r, const struct dns_query *q, const char *name, __u32 rule_id)
+{
+	struct sbx_event *ev = &r->ev;
+
+	if (!r->ops->event)
+		return;
+	memset(ev, 0, sizeof(*ev));
+	ev->ts_ns = mono_now();
+	ev->cgroup_id = q->who.cgroup_id;
+	ev->sandbox_cgroup_id = r->cgid;
+	ev->pid = q->who.pid;
+	ev->tgid = q->who.tgid;
+	ev->ppid = q->who.ppid;
+	ev->uid = q->who.uid;
+	memcpy(ev->comm, q->who.comm, sizeof(ev->comm));
+	ev->op = SBX_OP_DNS;
+	ev->verdict = r->audit ? SBX_VERDICT_AUDIT : SBX_VERDICT_DENY;
+	ev->rule_id = rule_id;
+	ev->domain_id = q->domain_id;
+	ev->protocol = q->peer.proto;
+	if (!name)
+		name = dns_domain_name(r, q->domain_id) ?: "";
+	ev->path_len = snprintf(ev->path, sizeof(ev->path), "%s", name);
+	if (ev->path_len >= sizeof(ev->path))
+		ev->path_len = sizeof(ev->path) - 1;
+	r->ops->event(r->ctx, ev);
+}
+
+/* The sandboxed process behind @p, as the kernel recorded it when the query was sent. */
+static void lookup_client(struct dns_resolver *r, const struct dns_peer *p, struct sbx_dns_client *who)
+{
+	__u32 key = (__u32)p->proto << 16 | p->port;
+
+	if (!r->ops->client || r->ops->client(r->ctx, key, who))
+		memset(who, 0, sizeof(*who));
+}
+
+/* --- TCP clients ------------------------------------------------------------------ */
+
+static void conn_close(struct dns_conn *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	c->gen++;
+	c->eof = false;
+	c->pending = 0;
+	c->in_len = 0;
+	c->out_len = 0;
+}
+
+/* Write what is queued; the rest waits for POLLOUT. */
+static void conn_flush(struct dns_conn *c)
+{
+	ssize_t n;
+
+	while (c->out_len) {
+		n = send(c->fd, c->out, c->out_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				conn_close(c);
+			return;
+		}
+		memmove(c->out, c->out + n, c->out_len - n);
+		c->out_len -= n;
+		c->active = mono_now();
+	}
+	if (c->eof && !c->pending)
+		conn_close(c);
+}
+
+/* Queue one length-prefixed message. A client that leaves too much unread is dropped. */
+static void conn_send(struct dns_conn *c, const __u8 *m, size_t len)
+{
+	size_t need = c->out_len + 2 + len;
+	__u8 *out;
+
+	if (need > CONN_OUT_MAX) {
+		conn_close(c);
+		return;
+	}
+	if (need > c->out_cap) {
+		out = realloc(c->out, need);
+		if (!out) {
+			conn_close(c);
+			return;
+		}
+		c->out = out;
+		c->out_cap = need;
+	}
+	put16(c->out + c->out_len, len);
+	memcpy(c->out + c->out_len + 2, m, len);
+	c->out_len = need;
+	conn_flush(c);
+}
+
+/*
+ * Send @m to the client. A UDP reply that cannot go out now is dropped:
+ * the client retries, as with any lost datagram.
+ */
+static void reply(struct dns_resolver *r, const struct dns_peer *p, const __u8 *m, size_t len)
+{
+	struct dns_conn *c;
+
+	if (p->proto == IPPROTO_UDP) {
+		sendto(p->fd, m, len, MSG_DONTWAIT | MSG_NOSIGNAL, (const void *)&p->sa, p->salen);
+		return;
+	}
+	c = &r->conns[p->conn];
+	if (c->fd >= 0 && c->gen == p->gen)
+		conn_send(c, m, len);
+}
+
+static void answer_rcode(struct dns_resolver *r, const struct dns_peer *p, const __u8 *query, size_t len,
+			 int rcode)
+{
+	reply(r, p, r->out, make_reply(r, query, len, get16(query), rcode));
+}
+
+/* --- queries upstream ----------------------------------------------------------------- */
+
+static int random_id(struct dns_resolver *r, __u16 *id)
+{
+	ssize_t n;
+	int tries;
+
+	/* At most 1024 of 65536 ids are taken: a free one comes quickly. */
+	for (tries = 0; tries < 64; tries++) {
+		if (!r->nrnd) {
+			n = getrandom(r->rnd, sizeof(r->rnd), 0);
+			if (n != sizeof(r->rnd)) {
+				if (n < 0 && errno == EINTR)
+					continue;
+				return n < 0 ? -errno : -EIO;
+			}
+			r->nrnd = ARRAY_SIZE(r->rnd);
+		}
+		*id = r->rnd[--r->nrnd];
+		if (!r->by_id[*id])
+			return 0;
+	}
+	return -EBUSY;
+}
+
+static void query_release(struct dns_resolver *r, struct dns_query *q)
+{
+	struct dns_conn *c = &r->conns[q->peer.conn];
+
+	if (q->peer.proto == IPPROTO_TCP && c->fd >= 0 && c->gen == q->peer.gen) {
+		c->pending--;
+		if (c->eof && !c->pending && !c->out_len)
+			conn_close(c);
+	}
+	r->by_id[q->id] = 0;
+	free(q->msg);
+	memset(q, 0, sizeof(*q));
+	r->nq--;
+}
+
+static void query_fail(struct dns_resolver *r, struct dns_query *q)
+{
+	reply(r, &q->peer, r->out, make_reply(r, q->msg, q->len, q->client_id, ns_r_servfail));
+	query_release(r, q);
+}
+
+/*
+ * Send @q to the next server it has not tried. Each server gets an equal
+ * share of the timeout, the last one what is left. 0, or -EHOSTUNREACH
+ * when none is left.
+ */
+static int query_send(struct dns_resolver *r, struct dns_query *q, __u64 now)
+{
+	const struct sockaddr_storage *s;
+	int i, fd;
+
+	while (q->next < r->nservers) {
+		i = q->next++;
+		s = &r->servers[i];
+		fd = r->up[s->ss_family == AF_INET6];
+		if (fd < 0 || sendto(fd, q->msg, q->len, MSG_DONTWAIT | MSG_NOSIGNAL, (const void *)s,
+				     sa_len(s)) != (ssize_t)q->len)
+			continue;
+		q->tried |= 1u << i;
+		q->retry_at = now + r->timeout / r->nservers;
+		if (q->next == r->nservers || q->retry_at > q->deadline)
+			q->retry_at = q->deadline;
+		return 0;
+	}
+	return -EHOSTUNREACH;
+}
+
+/* Forward the judged query @tmpl (message @m) upstream; SERVFAIL if it cannot be. */
+static void forward(struct dns_resolver *r, const struct dns_query *tmpl, const __u8 *m, size_t len)
+{
+	struct dns_query *q = r->q;
+	__u64 now = mono_now();
+	__u16 id = 0;
+
+	if (r->nq >= DNS_MAX_PENDING || random_id(r, &id)) {
+		answer_rcode(r, &tmpl->peer, m, len, ns_r_servfail);
+		return;
+	}
+	while (q->used)
+		q++;
+	*q = *tmpl;
+	q->msg = malloc(len);
+	if (!q->msg) {
+		memset(q, 0, sizeof(*q));
+		answer_rcode(r, &tmpl->peer, m, len, ns_r_servfail);
+		return;
+	}
+	memcpy(q->msg, m, len);
+	put16(q->msg, id);
+	q->used = true;
+	q->id = id;
+	q->client_id = get16(m);
+	q->len = len;
+	q->deadline = now + r->timeout;
+	r->by_id[id] = q - r->q + 1;
+	r->nq++;
+	if (q->peer.proto == IPPROTO_TCP)
+		r->conns[q->peer.conn].pending++;
+	if (query_send(r, q, now))
+		query_fail(r, q);
+}
+
+static int wait_fd(int fd, short events, __u64 deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	__u64 now = mono_now();
+	int n;
+
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	n = poll(&p, 1, (deadline - now + NS_PER_MS - 1) / NS_PER_MS);
+	return n < 0 ? -errno : n ? 0 : -ETIMEDOUT;
+}
+
+/* Move @len bytes between @fd and @buf (@wr: to the socket) before @deadline. */
+static int io_all(int fd, void *buf, size_t len, bool wr, __u64 deadline)
+{
+	ssize_t n;
+	int err;
+
+	while (len) {
+		err = wait_fd(fd, wr ? POLLOUT : POLLIN, deadline);
+		if (err)
+			return err;
+		n = wr ? send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) : recv(fd, buf, len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			return n ? -errno : -ECONNRESET;
+		buf = (__u8 *)buf + n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Ask @s over TCP, for a TCP client whose answer came back truncated over
+ * UDP. This blocks the resolver for at most DNS_TCP_UPSTREAM_MS; it is
+ * rare (answers over ~1232 bytes, to the few clients that use TCP) and
+ * the upstream is normally on this host or this network. The answer is
+ * left in r->buf; its length or -errno.
+ */
+static int tcp_exchange(struct dns_resolver *r, const struct sockaddr_storage *s, const struct dns_query *q)
+{
+	_cleanup_close_ int fd = socket(s->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	__u64 deadline = mono_now() + DNS_TCP_UPSTREAM_MS * NS_PER_MS;
+	socklen_t sl = sizeof(int);
+	__u8 hdr[2];
+	int err, soerr = 0;
+	size_t len;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const void *)s, sa_len(s)) && errno != EINPROGRESS)
+		return -errno;
+	err = wait_fd(fd, POLLOUT, deadline);
+	if (!err && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl))
+		err = -errno;
+	if (err || soerr)
+		return err ?: -soerr;
+	put16(hdr, q->len);
+	err = io_all(fd, hdr, 2, true, deadline) ?: io_all(fd, q->msg, q->len, true, deadline) ?:
+	      io_all(fd, hdr, 2, false, deadline);
+	if (err)
+		return err;
+	len = get16(hdr);
+	err = io_all(fd, r->buf, len, false, deadline);
+	if (err)
+		return err;
+	if (len < NS_HFIXEDSZ || get16(r->buf) != q->id || !(r->buf[2] & H_QR) ||
+	    !same_question(q->msg, q->len, r->buf, len))
+		return -EBADMSG;
+	return len;
+}
+
+/*
+ * The answer @m to @q, from servers[@server]. Addresses go into the
+ * kernel before the client can read the answer, so its connect() right
+ * after is already allowed. A truncated answer is passed on as it is to a
+ * UDP client (which retries over TCP, and that answer is installed); for
+ * a TCP client it is fetched again over TCP.
+ */
+static void query_answer(struct dns_resolver *r, struct dns_query *q, int server, __u8 *m, size_t len)
+{
+	int err;
+
+	if ((m[2] & H_TC) && q->peer.proto == IPPROTO_TCP) {
+		err = tcp_exchange(r, &r->servers[server], q);
+		if (err < 0) {
+			query_fail(r, q);
+			return;
+		}
+		m = r->buf;
+		len = err;
+	}
+	if (q->install && !(m[2] & H_TC)) {
+		err = install_answer(r, m, len, q);
+		if (err == -EBADMSG) {
+			query_fail(r, q);
+			return;
+		}
+		if (err) {
+			/* Fail closed: an answer whose addresses are not allowed is not given. */
+			report(r, q, NULL, SBX_RULE_DNS_FAILED);
+			if (!r->audit) {
+				query_fail(r, q);
+				return;
+			}
+		}
+	}
+	put16(m, q->client_id);
+	reply(r, &q->peer, m, len);
+	query_release(r, q);
+}
+
+static int server_index(const struct dns_resolver *r, const struct sockaddr_storage *from)
+{
+	int i;
+
+	for (i = 0; i < r->nservers; i++)
+		if (sa_equal(&r->servers[i], from))
+			return i;
+	return -1;
+}
+
+/* A datagram on an upstream socket: only the answer to a query of ours, from a server it was sent to. */
+static void upstream_answer(struct dns_resolver *r, const struct sockaddr_storage *from, __u8 *m, size_t len)
+{
+	struct dns_query *q;
+	unsigned idx;
+	int s;
+
+	if (len < NS_HFIXEDSZ || !(m[2] & H_QR))
+		return;
+	idx = r->by_id[get16(m)];
+	if (!idx)
+		return;
+	q = &r->q[idx - 1];
+	s = server_index(r, from);
+	if (s < 0 || !(q->tried & (1u << s)) || !same_question(q->msg, q->len, m, len))
+		return;
+	query_answer(r, q, s, m, len);
+}
+
+static void upstream_read(struct dns_resolver *r, int fd)
+{
+	struct sockaddr_storage from;
+	socklen_t flen;
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < BATCH; i++) {
+		flen = sizeof(from);
+		n = recvfrom(fd, r->buf, MSG_MAX, MSG_DONTWAIT, (void *)&from, &flen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return;
+		upstream_answer(r, &from, r->buf, n);
+	}
+}
+
+/* Time out what is due: queries move to the next server or get SERVFAIL; idle TCP clients go. */
+static void expire_queries(struct dns_resolver *r)
+{
+	__u64 now = mono_now();
+	struct dns_conn *c;
+	unsigned i;
+
+	for (i = 0; i < DNS_MAX_PENDING && r->nq; i++) {
+		if (!r->q[i].used || now < r->q[i].retry_at)
+			continue;
+		if (now < r->q[i].deadline && !query_send(r, &r->q[i], now))
+			continue;
+		query_fail(r, &r->q[i]);
+	}
+	for (c = r->conns; c < r->conns + DNS_MAX_CONNS; c++)
+		if (c->fd >= 0 && !c->pending && now - c->active >= DNS_TCP_IDLE_MS * NS_PER_MS)
+			conn_close(c);
+}
+
+/* --- queries from clients ----------------------------------------------------------------- */
+
+/*
+ * Judge @raw for @q: fills the rule, ports and domain id. Denied names get
+ * ids only while the table is less than half full, so a flood of denied
+ * names cannot use up the ids allowed names need.
+ */
+static bool judge(struct dns_resolver *r, const char *raw, char *name, size_t sz, struct dns_query *q)
+{
+	bool allowed = false;
+
+	q->rule_id = SBX_RULE_DOMAIN_DEFAULT;
+	if (host_name(raw, name, sz))
+		allowed = r->ops->verdict(r->ctx, name, &q->rule_id, &q->lo, &q->hi);
+	q->domain_id = name_id(r, name, allowed ? DNS_MAX_DOMAINS : DNS_MAX_DOMAINS / 2);
+	return allowed;
+}
+
+/*
+ * A message from a client. Only standard queries with one question are
+ * served; responses are ignored, so two resolvers can never loop.
+ */
+static void serve_query(struct dns_resolver *r, const struct dns_peer *peer, const __u8 *m, size_t len)
+{
+	struct dns_query q = { .peer = *peer };
+	struct dns_question qu;
+	char name[NS_MAXDNAME];
+	bool allowed;
+
+	if (len < NS_HFIXEDSZ || (m[2] & H_QR))
+		return;
+	if (m[2] & H_OPCODE) {
+		answer_rcode(r, peer, m, len, ns_r_notimpl);
+		return;
+	}
+	if (parse_question(m, len, &qu)) {
+		answer_rcode(r, peer, m, len, ns_r_formerr);
+		return;
+	}
+	lookup_client(r, peer, &q.who);
+	allowed = judge(r, qu.name, name, sizeof(name), &q);
+	if (!allowed || !q.domain_id) {
+		report(r, &q, name, allowed ? SBX_RULE_DNS_FAILED : q.rule_id);
+		if (!r->audit) {
+			answer_rcode(r, peer, m, len, allowed ? ns_r_servfail : ns_r_nxdomain);
+			return;
+		}
+	}
+	/* In audit mode a denied name is answered but installs nothing: its connections are reported too. */
+	q.install = allowed && q.domain_id;
+	forward(r, &q, m, len);
+}
+
+static void udp_read(struct dns_resolver *r, int fd)
+{
+	struct dns_peer p = { .proto = IPPROTO_UDP, .fd = fd };
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < BATCH; i++) {
+		p.salen = sizeof(p.sa);
+		n = recvfrom(fd, r->buf, MSG_MAX, MSG_DONTWAIT, (void *)&p.sa, &p.salen);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return;
+		p.port = sa_port(&p.sa);
+		serve_query(r, &p, r->buf, n);
+	}
+}
+
+static void tcp_accept(struct dns_resolver *r, int lfd)
+{
+	struct sockaddr_storage ss;
+	struct dns_conn *c;
+	socklen_t len;
+	int i, fd;
+
+	for (i = 0; i < BATCH; i++) {
+		len = sizeof(ss);
+		fd = accept4(lfd, (void *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && errno == EINTR)
+			continue;
+		if (fd < 0)
+			return;
+		for (c = r->conns; c < r->conns + DNS_MAX_CONNS && c->fd >= 0; c++)
+			;
+		if (c == r->conns + DNS_MAX_CONNS || (!c->in && !(c->in = malloc(MSG_MAX + 2)))) {
+			close(fd);	/* too many clients: this one retries, or tries UDP */
+			continue;
+		}
+		c->fd = fd;
+		c->port = sa_port(&ss);
+		c->active = mono_now();
+	}
+}
+
+/* Serve every complete length-prefixed query in @c's buffer. */
+static void conn_parse(struct dns_resolver *r, struct dns_conn *c)
+{
+	struct dns_peer p = { .proto = IPPROTO_TCP, .port = c->port, .conn = c - r->conns, .gen = c->gen };
+	size_t used = 0, len;
+
+	while (c->in_len - used >= 2) {
+		len = get16(c->in + used);
+		if (len < NS_HFIXEDSZ) {
+			conn_close(c);
+			return;
+		}
+		if (c->in_len - used < 2 + len)
+			break;
+		serve_query(r, &p, c->in + used + 2, len);
+		if (c->fd < 0 || c->gen != p.gen)
+			return;		/* closed by its own reply */
+		used += 2 + len;
+	}
+	memmove(c->in, c->in + used, c->in_len - used);
+	c->in_len -= used;
+}
+
+static void conn_read(struct dns_resolver *r, struct dns_conn *c)
+{
+	ssize_t n;
+
+	/* Room for one whole message is always left: the buffer is 2 + MSG_MAX. */
+	n = recv(c->fd, c->in + c->in_len, MSG_MAX + 2 - c->in_len, MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			conn_close(c);
+		return;
+	}
+	if (n == 0) {
+		c->eof = true;
+		if (!c->pending && !c->out_len)
+			conn_close(c);
+		return;
+	}
+	c->in_len += n;
+	c->active = mono_now();
+	conn_parse(r, c);
+}
+
+static void conn_ready(struct dns_resolver *r, int fd, short revents)
+{
+	struct dns_conn *c;
+
+	for (c = r->conns; c < r->conns + DNS_MAX_CONNS; c++) {
+		if (c->fd != fd)
+			continue;
+		if (revents & POLLOUT)
+			conn_flush(c);
+		if (c->fd != fd)
+			return;		/* closed while writing */
+		if (!c->eof && (revents & (POLLIN | POLLHUP | POLLERR)))
+			conn_read(r, c);
+		else if (revents & (POLLHUP | POLLERR))
+			conn_close(c);	/* nothing can be sent any more */
+		return;
+	}
+}
+
+/* --- sockets ------------------------------------------------------------------------------ */
+
+static int open_sock(int family, int type)
+{
+	int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd < 0)
+		return -errno;
+	if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) {
+		close(fd);
+		return -EAFNOSUPPORT;
+	}
+	return fd;
+}
+
+/* UDP and TCP listeners on one port of 127.0.0.1 (@v6: ::1), so the kernel rewrites to one port per family. */
+static int try_listeners(struct dns_resolver *r, int v6)
+{
+	_cleanup_close_ int u = -1, t = -1;
+	struct sockaddr_storage ss = { .ss_family = v6 ? AF_INET6 : AF_INET };
+	socklen_t len = sa_len(&ss);
+
+	if (v6)
+		((struct sockaddr_in6 *)&ss)->sin6_addr = in6addr_loopback;
+	else
+		((struct sockaddr_in *)&ss)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	u = open_sock(ss.ss_family, SOCK_DGRAM);
+	if (u < 0)
+		return u;
+	t = open_sock(ss.ss_family, SOCK_STREAM);
+	if (t < 0)
+		return t;
+	if (bind(u, (void *)&ss, len) || getsockname(u, (void *)&ss, &len) ||
+	    bind(t, (void *)&ss, len) || listen(t, 64))
+		return -errno;
+	r->port[v6] = sa_port(&ss);
+	r->udp[v6] = u;
+	r->tcp[v6] = t;
+	u = t = -1;
+	return 0;
+}
+
+static int open_listeners(struct dns_resolver *r, int v6)
+{
+	int tries, err = -EADDRINUSE;
+
+	/* The UDP port may be taken for TCP: try another. */
+	for (tries = 0; tries < 16 && err == -EADDRINUSE; tries++)
+		err = try_listeners(r, v6);
+	return err;
+}
+
+static int open_upstream(struct dns_resolver *r)
+{
+	int i, v6, fd;
+
+	for (i = 0; i < r->nservers; i++) {
+		v6 = r->servers[i].ss_family == AF_INET6;
+		if (r->up[v6] >= 0)
+			continue;
+		/* Unbound: the kernel picks a random port at the first sendto(). */
+		fd = open_sock(r->servers[i].ss_family, SOCK_DGRAM);
+		if (fd >= 0)
+			r->up[v6] = fd;
+	}
+	return r->up[0] >= 0 || r->up[1] >= 0 ? 0 : -EAFNOSUPPORT;
+}
+
+/* --- API ---------------------------------------------------------------------------------- */
+
+static int config(struct dns_resolver *r, const struct dns_config *cfg)
+{
+	unsigned min = cfg->min_ttl ?: DNS_DEFAULT_MIN_TTL, max = cfg->max_ttl ?: DNS_DEFAULT_MAX_TTL;
+	const struct dns_ops *ops = cfg->ops;
+
+	if (!ops || !ops->update || !ops->remove || !ops->verdict || min > max)
+		return -EINVAL;
+	r->ops = ops;
+	r->ctx = cfg->ctx;
+	r->cgid = cfg->sandbox_cgid;
+	r->audit = cfg->audit;
+	r->min_ttl = min * NS_PER_S;
+	r->max_ttl = max * NS_PER_S;
+	r->timeout = (cfg->timeout_ms ?: DNS_DEFAULT_TIMEOUT_MS) * NS_PER_MS;
+	return 0;
+}
+
+int dns_open(struct dns_resolver **out, const struct dns_config *cfg)
+{
+	struct dns_resolver *r;
+	int i, err;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < 2; i++)
+		r->udp[i] = r->tcp[i] = r->up[i] = -1;
+	for (i = 0; i < DNS_MAX_CONNS; i++)
+		r->conns[i].fd = -1;
+	err = config(r, cfg) ?: load_servers(r, cfg) ?: open_listeners(r, 0) ?: open_upstream(r);
+	if (err) {
+		dns_close(r);
+		return err;
+	}
+	/* No ::1 (IPv6 disabled, or lo without it): IPv6 queries are not served. */
+	open_listeners(r, 1);
+	*out = r;
+	return 0;
+}
+
+void dns_ports(const struct dns_resolver *r, __u16 *port4, __u16 *port6)
+{
+	*port4 = r->port[0];
+	*port6 = r->port[1];
+}
+
+int dns_pollfds(struct dns_resolver *r, struct pollfd *fds, int max)
+{
+	const int fixed[] = { r->udp[0], r->tcp[0], r->udp[1], r->tcp[1], r->up[0], r->up[1] };
+	const struct dns_conn *c;
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fixed) && n < max; i++)
+		if (fixed[i] >= 0)
+			fds[n++] = (struct pollfd){ .fd = fixed[i], .events = POLLIN };
+	for (c = r->conns; c < r->conns + DNS_MAX_CONNS && n < max; c++)
+		if (c->fd >= 0)
+			fds[n++] = (struct pollfd){ .fd = c->fd,
+						    .events = (c->eof ? 0 : POLLIN) | (c->out_len ? POLLOUT : 0) };
+	return n;
+}
+
+void dns_handle(struct dns_resolver *r, const struct pollfd *fds, int n)
+{
+	int i, fd;
+
+	for (i = 0; i < n; i++) {
+		fd = fds[i].fd;
+		if (!fds[i].revents || fd < 0 || fd == r->tcp[0] || fd == r->tcp[1])
+			continue;
+		if (fd == r->udp[0] || fd == r->udp[1])
+			udp_read(r, fd);
+		else if (fd == r->up[0] || fd == r->up[1])
+			upstream_read(r, fd);
+		else
+			conn_ready(r, fd, fds[i].revents);
+	}
+	/* Accept last: a new connection may reuse the number of one closed above. */
+	for (i = 0; i < n; i++)
+		if (fds[i].revents && fds[i].fd >= 0 && (fds[i].fd == r->tcp[0] || fds[i].fd == r->tcp[1]))
+			tcp_accept(r, fds[i].fd);
+	expire_queries(r);
+}
+
+int dns_next_timeout(const struct dns_resolver *r)
+{
+	__u64 now = mono_now(), next = UINT64_MAX, t;
+	const struct dns_conn *c;
+	unsigned i;
+
+	for (i = 0; i < DNS_MAX_PENDING; i++)
+		if (r->q[i].used && r->q[i].retry_at < next)
+			next = r->q[i].retry_at;
+	for (c = r->conns; c < r->conns + DNS_MAX_CONNS; c++) {
+		t = c->active + DNS_TCP_IDLE_MS * NS_PER_MS;
+		if (c->fd >= 0 && !c->pending && t < next)
+			next = t;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)((next - now + NS_PER_MS - 1) / NS_PER_MS);
+}
+
+void dns_tick(struct dns_resolver *r)
+{
+	expire_addrs(r);
+	expire_queries(r);
+}
+
+/* Also takes the resolver's addresses out of dns_allow: the sandbox is going away. */
+void dns_close(struct dns_resolver *r)
+{
+	struct dns_addr *a, *next;
+	unsigned i;
+
+	if (!r)
+		return;
+	for (i = 0; i < 2; i++) {
+		if (r->udp[i] >= 0)
+			close(r->udp[i]);
+		if (r->tcp[i] >= 0)
+			close(r->tcp[i]);
+		if (r->up[i] >= 0)
+			close(r->up[i]);
+	}
+	for (i = 0; i < DNS_MAX_CONNS; i++) {
+		if (r->conns[i].fd >= 0)
+			close(r->conns[i].fd);
+		free(r->conns[i].in);
+		free(r->conns[i].out);
+	}
+	for (i = 0; i < DNS_MAX_PENDING; i++)
+		free(r->q[i].msg);
+	for (i = 0; i < ADDR_BUCKETS; i++)
+		for (a = r->addrs[i]; a; a = next) {
+			next = a->next;
+			if (r->ops)
+				r->ops->remove(r->ctx, &a->key);
+			free(a);
+		}
+	for (i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	free(r->names);
+	free(r->name_idx);
+	free(r);
+}
