@@ -3,7 +3,7 @@
 #   make            build/sbx-bpf (static) and the test programs
 #   make test       install deps, build, run every test layer, print "N passed, N failed"
 #   make demo       install deps, build, boot the VM and show a sandboxed agent command
-#   make bench      install deps, build, boot the VM and measure open(2) overhead
+#   make bench      install deps, build, boot the VM and measure open(2) and connect(2) overhead
 #   make vm-shell   a shell in the VM (KERNEL=6.1|6.12)
 #   make V=1        show full commands;  make SAN=1  sanitizers for host tests
 .DELETE_ON_ERROR:

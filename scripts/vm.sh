@@ -6,7 +6,7 @@
 #   scripts/vm.sh test  [KERNEL…]        run tests/e2e on each kernel, print PASS/FAIL lines
 #   scripts/vm.sh shell [KERNEL]         interactive shell in the VM with build/sbx-bpf
 #   scripts/vm.sh demo  [KERNEL]         run tests/vm/demo.sh in the VM
-#   scripts/vm.sh bench [KERNEL]         run bench/open-overhead.sh in the VM
+#   scripts/vm.sh bench [KERNEL]         run bench/open-overhead.sh and connect-overhead.sh in the VM
 #   scripts/vm.sh list                   the kernels this rig knows
 #
 # KERNEL is 6.1 (Debian 12, bookworm) or 6.12 (Debian 13, trixie); default: both.

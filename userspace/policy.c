@@ -1379,6 +1379,83 @@ int policy_add_rule(struct policy *p, enum rule_kind kind, const char *pattern,
 	return add_pattern(&c, kind, pattern, -1);
 }
 
+/* `run`'s network flags, by enum policy_net_flag: the option, and the origin of what it adds. */
+static const struct {
+	const char *flag;
+	bool has_value;
+} net_flags[] = {
+	[POLICY_NET_ALLOW_DOMAIN] = { "--allow-domain", true },
+	[POLICY_NET_DENY_DOMAIN] = { "--deny-domain", true },
+	[POLICY_NET_ALLOW_CIDR] = { "--allow-net", true },
+	[POLICY_NET_DENY_CIDR] = { "--deny-net", true },
+	[POLICY_NET_ALLOW_UNIX] = { "--allow-unix", true },
+	[POLICY_NET_ALLOW_LOCAL_BINDING] = { "--allow-local-binding", false },
+	[POLICY_NET_ALLOW_LOOPBACK] = { "--allow-loopback", false },
+	[POLICY_NET_ALLOW_ALL_UNIX] = { "--allow-all-unix-sockets", false },
+	[POLICY_NET_ALLOW_RAW] = { "--allow-raw-sockets", false },
+};
+
+const char *policy_net_flag_name(enum policy_net_flag what)
+{
+	return (size_t)what < ARRAY_SIZE(net_flags) ? net_flags[what].flag : NULL;
+}
+
+bool policy_net_flag_has_value(enum policy_net_flag what)
+{
+	return (size_t)what < ARRAY_SIZE(net_flags) && net_flags[what].has_value;
+}
+
+/* --allow-loopback: allowLoopback's four rules, once. */
+static int loopback_flag(struct pctx *c)
+{
+	int err;
+
+	if (c->p->net.allow_loopback)
+		return 0;	/* already on (the policy or an earlier flag): its rules are there */
+	err = push_loopback(c->p, false, 0, 65535, "allowLoopback", c->name);
+	if (!err)
+		c->p->net.allow_loopback = true;
+	return err;
+}
+
+/* Set the boolean @what names; false if it names an entry with a value. */
+static bool set_net_bool(struct policy_network *n, enum policy_net_flag what)
+{
+	switch (what) {
+	case POLICY_NET_ALLOW_LOCAL_BINDING: n->allow_local_binding = true; return true;
+	case POLICY_NET_ALLOW_ALL_UNIX: n->allow_all_unix_sockets = true; return true;
+	case POLICY_NET_ALLOW_RAW: n->allow_raw_sockets = true; return true;
+	default: return false;
+	}
+}
+
+int policy_add_net(struct policy *p, enum policy_net_flag what, const char *value,
+		   const char *origin, const struct policy_env *env, struct policy_diag *diag)
+{
+	struct policy_diag spare;
+	struct pctx c = { .p = p, .env = env, .diag = diag_or(diag, &spare), .name = origin };
+
+	if (what == POLICY_NET_ALLOW_LOOPBACK)
+		return loopback_flag(&c);
+	if (set_net_bool(&p->net, what))
+		return 0;
+	if (!value || !value[0])
+		return fail(&c, -1, "empty value");
+	/* The callbacks of the file's lists: they append only what parsed. */
+	switch (what) {
+	case POLICY_NET_ALLOW_DOMAIN:
+	case POLICY_NET_DENY_DOMAIN:
+		return domain_cb(&c, value, -1, what == POLICY_NET_DENY_DOMAIN);
+	case POLICY_NET_ALLOW_CIDR:
+	case POLICY_NET_DENY_CIDR:
+		return cidr_cb(&c, value, -1, what == POLICY_NET_DENY_CIDR);
+	case POLICY_NET_ALLOW_UNIX:
+		return socket_cb(&c, value, -1, 0);
+	default:
+		return fail(&c, -1, "not a network flag (%d)", (int)what);
+	}
+}
+
 /*
  * Files that run code or configure tools the next time a human (or the
  * agent) starts them: writing them is how a sandboxed agent would escape

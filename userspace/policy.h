@@ -149,6 +149,33 @@ int policy_load_string(struct policy *p, const char *name, const char *json,
 int policy_add_rule(struct policy *p, enum rule_kind kind, const char *pattern,
 		    const char *origin, const struct policy_env *env, struct policy_diag *diag);
 
+/* What a network flag of `run` adds: one entry of the network section. */
+enum policy_net_flag {
+	POLICY_NET_ALLOW_DOMAIN,	/* allowedDomains entry */
+	POLICY_NET_DENY_DOMAIN,		/* deniedDomains entry */
+	POLICY_NET_ALLOW_CIDR,		/* allow entry: CIDR[:PORTS] */
+	POLICY_NET_DENY_CIDR,		/* deny entry */
+	POLICY_NET_ALLOW_UNIX,		/* allowUnixSockets entry */
+	/* booleans, set to true; @value is ignored */
+	POLICY_NET_ALLOW_LOCAL_BINDING,
+	POLICY_NET_ALLOW_LOOPBACK,
+	POLICY_NET_ALLOW_ALL_UNIX,
+	POLICY_NET_ALLOW_RAW,
+};
+
+/* The flag of @what ("--allow-net"), NULL past the last: for option tables. */
+const char *policy_net_flag_name(enum policy_net_flag what);
+/* Does the flag take a value (a name, a CIDR, a path)? The others are booleans. */
+bool policy_net_flag_has_value(enum policy_net_flag what);
+
+/*
+ * Add one network entry from a command-line flag (@origin: "--allow-net"),
+ * parsed, checked and warned about exactly as the same entry of a policy
+ * file's "network" section. On error @p is unchanged.
+ */
+int policy_add_net(struct policy *p, enum policy_net_flag what, const char *value,
+		   const char *origin, const struct policy_env *env, struct policy_diag *diag);
+
 /*
  * Append the mandatory write-deny set (dotfiles, .git/hooks, …; .git/config
  * unless allow_git_config). Called once, after everything else is loaded.

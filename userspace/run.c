@@ -35,10 +35,13 @@
 
 #define POLICY_ID 1	/* one policy per loaded program set, until programs are shared */
 
+/* A rule from a flag, added to the policy once it is loaded, in command-line order. */
 struct run_flag_rule {
+	bool net;			/* a network entry (@what), else a file rule (@kind) */
 	enum rule_kind kind;
-	const char *pattern;
-	const char *origin;
+	enum policy_net_flag what;
+	const char *value;		/* NULL for the boolean network flags */
+	const char *origin;		/* the flag: "--deny-read", "--allow-net" */
 };
 
 struct run_opts {
@@ -71,6 +74,8 @@ struct run_dns {
 
 /* The limit flags (--cpu, --memory, …) are limits_flag_name(0..); room for them in the option table. */
 #define MAX_LIMIT_FLAGS	32
+/* The network flags (--allow-net, …) are policy_net_flag_name(0..): OPT_NET + their enum. */
+#define MAX_NET_FLAGS	16
 
 static void run_usage(FILE *out)
 {
@@ -89,6 +94,19 @@ static void run_usage(FILE *out)
 		"  --allow-write PATH     specific rule wins\n"
 		"  --deny-write PATH\n"
 		"  --audit              deny nothing; report what would be denied\n"
+		"\n"
+		"Network (each flag adds to the policy's network section; repeat the ones\n"
+		"with a value for more entries; syntax as in docs/policy.md):\n"
+		"  --allow-domain NAME  allowedDomains: example.com, *.example.com[:PORT],\n"
+		"                       localhost, 10.1.2.3, [::1]\n"
+		"  --deny-domain NAME   deniedDomains (also '*': every name)\n"
+		"  --allow-net CIDR[:PORTS]  allow: 10.0.0.0/8:443, [2001:db8::/32]:8000-8999\n"
+		"  --deny-net CIDR[:PORTS]   deny: never reachable, whatever allows it\n"
+		"  --allow-unix PATH    allowUnixSockets: Unix sockets at or beneath PATH\n"
+		"  --allow-loopback     allowLoopback: 127.0.0.0/8, ::1, 0.0.0.0, ::\n"
+		"  --allow-local-binding     allowLocalBinding: bind(2) to a port, listen(2)\n"
+		"  --allow-all-unix-sockets  allowAllUnixSockets\n"
+		"  --allow-raw-sockets  allowRawSockets: raw and packet sockets\n"
 		"\n"
 		"Limits (they win over the policy's \"limits\"; see docs/policy.md):\n"
 		"  --cpu 150%%          CPU time, percent of one CPU (cpu.max)\n"
@@ -112,21 +130,54 @@ static void run_usage(FILE *out)
 		"for exceeding memory.max; 122 the tree hit pids.max and COMMAND failed.\n");
 }
 
-static int add_flag_rule(struct run_opts *o, enum rule_kind kind, const char *origin)
+static int push_flag_rule(struct run_opts *o, struct run_flag_rule rule)
 {
 	struct run_flag_rule *r = realloc(o->flag_rules, (o->nr_flag_rules + 1) * sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
 	o->flag_rules = r;
-	r[o->nr_flag_rules++] = (struct run_flag_rule){ kind, optarg, origin };
+	r[o->nr_flag_rules++] = rule;
 	return 0;
+}
+
+static int add_flag_rule(struct run_opts *o, enum rule_kind kind, const char *origin)
+{
+	return push_flag_rule(o, (struct run_flag_rule){ .kind = kind, .value = optarg,
+							 .origin = origin });
+}
+
+static int add_net_flag(struct run_opts *o, enum policy_net_flag what)
+{
+	return push_flag_rule(o, (struct run_flag_rule){ .net = true, .what = what,
+							 .value = policy_net_flag_has_value(what) ? optarg : NULL,
+							 .origin = policy_net_flag_name(what) });
+}
+
+/* @fixed, then one option per limit flag (OPT_LIMIT + i) and per network flag (OPT_NET + i). */
+static const struct option *run_options(const struct option *fixed, int opt_limit, int opt_net)
+{
+	static struct option all[64];
+	size_t n = 0;
+
+	if (all[0].name)
+		return all;
+	for (; fixed[n].name; n++)
+		all[n] = fixed[n];
+	for (size_t i = 0; limits_flag_name(i) && i < MAX_LIMIT_FLAGS; i++, n++)
+		all[n] = (struct option){ limits_flag_name(i), required_argument, NULL,
+					  opt_limit + (int)i };
+	for (int i = 0; policy_net_flag_name(i) && i < MAX_NET_FLAGS; i++, n++)
+		all[n] = (struct option){ policy_net_flag_name(i) + 2,	/* without "--" */
+					  policy_net_flag_has_value(i) ? required_argument : no_argument,
+					  NULL, opt_net + i };
+	return all;
 }
 
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
 	enum { OPT_DENY_READ = 256, OPT_ALLOW_READ, OPT_ALLOW_WRITE, OPT_DENY_WRITE, OPT_AUDIT,
-	       OPT_EVENTS, OPT_NAME, OPT_POLICY, OPT_PRESET, OPT_LIMIT = 512 };
+	       OPT_EVENTS, OPT_NAME, OPT_POLICY, OPT_PRESET, OPT_NET = 384, OPT_LIMIT = 512 };
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -142,19 +193,10 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	static struct option all[64];
+	const struct option *all = run_options(opts, OPT_LIMIT, OPT_NET);
 	int c, err = 0;
 	char msg[512];
 
-	if (!all[0].name) {	/* the fixed options, then one per limit flag */
-		size_t n = 0;
-
-		for (; opts[n].name; n++)
-			all[n] = opts[n];
-		for (size_t i = 0; limits_flag_name(i) && i < MAX_LIMIT_FLAGS; i++, n++)
-			all[n] = (struct option){ limits_flag_name(i), required_argument, NULL,
-						  OPT_LIMIT + (int)i };
-	}
 	/* "+": options end at the command, even without "--". */
 	limits_init(&o->flag_limits);
 	while ((c = getopt_long(argc, argv, "+jvh", all, NULL)) != -1) {
@@ -180,6 +222,10 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_DENY_WRITE: err = add_flag_rule(o, RULE_DENY_WRITE, "--deny-write"); break;
 		case 'h': run_usage(stdout); return -1;
 		default:
+			if (c >= OPT_NET && c < OPT_NET + MAX_NET_FLAGS) {
+				err = add_net_flag(o, (enum policy_net_flag)(c - OPT_NET));
+				break;
+			}
 			fprintf(stderr, "Try 'sbx-bpf run --help'.\n");
 			return EXIT_USAGE;
 		}
@@ -205,6 +251,14 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
+static int add_to_policy(struct policy *p, const struct run_flag_rule *r,
+			 const struct policy_env *env, struct policy_diag *diag)
+{
+	if (r->net)
+		return policy_add_net(p, r->what, r->value, r->origin, env, diag);
+	return policy_add_rule(p, r->kind, r->value, r->origin, env, diag);
+}
+
 /* The policy file or preset, the flag rules, the mandatory set. 0 or EXIT_USAGE. */
 static int load_policy(struct run_opts *o)
 {
@@ -224,8 +278,7 @@ static int load_policy(struct run_opts *o)
 	else
 		err = policy_load_preset(&o->policy, o->preset ? o->preset : "agent-default", &env, &diag);
 	for (size_t i = 0; !err && i < o->nr_flag_rules; i++)
-		err = policy_add_rule(&o->policy, o->flag_rules[i].kind, o->flag_rules[i].pattern,
-				      o->flag_rules[i].origin, &env, &diag);
+		err = add_to_policy(&o->policy, &o->flag_rules[i], &env, &diag);
 	for (size_t i = 0; i < diag.nr_warnings; i++)
 		p_warn("%s", diag.warnings[i]);
 	if (!err)

@@ -1438,6 +1438,226 @@ static void test_print_network(void **state)
 	policy_free(&p);
 }
 
+/* --- network entries from flags (policy_add_net) ------------------------------------ */
+
+static void add_net(struct policy *p, struct policy_diag *d, enum policy_net_flag what,
+		    const char *value, const char *origin)
+{
+	if (policy_add_net(p, what, value, origin, &env, d))
+		fail_msg("unexpected error: %s", d->error);
+}
+
+/* Each kind lands where its policy key would, with the flag as origin. */
+static void test_add_net(void **state)
+{
+	struct policy_diag d = {};
+	struct policy p = {};
+
+	(void)state;
+	add_net(&p, &d, POLICY_NET_ALLOW_DOMAIN, "GitHub.com", "--allow-domain");
+	add_net(&p, &d, POLICY_NET_DENY_DOMAIN, "*.ads.example.net", "--deny-domain");
+	add_net(&p, &d, POLICY_NET_ALLOW_CIDR, "10.0.0.0/8:443", "--allow-net");
+	add_net(&p, &d, POLICY_NET_DENY_CIDR, "[2001:db8::/32]:8000-8999", "--deny-net");
+	add_net(&p, &d, POLICY_NET_ALLOW_DOMAIN, "localhost:8080", "--allow-domain");
+	add_net(&p, &d, POLICY_NET_DENY_DOMAIN, "10.1.2.3:22", "--deny-domain");
+	add_net(&p, &d, POLICY_NET_ALLOW_UNIX, "~/.x/**", "--allow-unix");
+	assert_int_equal(d.nr_warnings, 0);
+
+	assert_int_equal(p.net.nr_domains, 2);
+	assert_string_equal(dom(&p, 0, false, false, "github.com", 0, 65535)->text,
+			    "allowedDomains GitHub.com");
+	assert_string_equal(p.net.domains[0].origin, "--allow-domain");
+	assert_string_equal(dom(&p, 1, true, true, "ads.example.net", 0, 65535)->origin, "--deny-domain");
+	assert_int_equal(p.net.nr_rules, 1 + 1 + 4 + 1);
+	assert_string_equal(net(&p, 0, false, "10.0.0.0/8", 443, 443)->text, "allow 10.0.0.0/8:443");
+	assert_string_equal(p.net.rules[0].origin, "--allow-net");
+	assert_string_equal(net(&p, 1, true, "2001:db8::/32", 8000, 8999)->text,
+			    "deny [2001:db8::/32]:8000-8999");
+	assert_string_equal(p.net.rules[1].origin, "--deny-net");
+	/* localhost and IP literals never go through DNS: address rules, as in a file. */
+	loopback(&p, 2, false, 8080, 8080, "allowedDomains localhost:8080", "--allow-domain");
+	assert_string_equal(net(&p, 6, true, "10.1.2.3/32", 22, 22)->text, "deniedDomains 10.1.2.3:22");
+	assert_string_equal(p.net.rules[6].origin, "--deny-domain");
+	assert_int_equal(p.nr_rules, 1);
+	assert_string_equal(rule(&p, 0, RULE_ALLOW_UNIX, RULE_ABSOLUTE, HOME "/.x")->text,
+			    "allowUnixSockets ~/.x/**");
+	assert_string_equal(p.rules[0].origin, "--allow-unix");
+	assert_false(p.net.allow_loopback);
+	assert_false(p.net.allow_local_binding || p.net.allow_all_unix_sockets || p.net.allow_raw_sockets);
+	policy_free(&p);
+}
+
+/* The booleans are set to true; --allow-loopback also adds allowLoopback's rules, once. */
+static void test_add_net_bools(void **state)
+{
+	struct policy_diag d = {};
+	struct policy p = {};
+
+	(void)state;
+	add_net(&p, &d, POLICY_NET_ALLOW_LOCAL_BINDING, NULL, "--allow-local-binding");
+	assert_true(p.net.allow_local_binding);
+	assert_false(p.net.allow_all_unix_sockets || p.net.allow_raw_sockets || p.net.allow_loopback);
+	add_net(&p, &d, POLICY_NET_ALLOW_ALL_UNIX, NULL, "--allow-all-unix-sockets");
+	assert_true(p.net.allow_all_unix_sockets);
+	assert_false(p.net.allow_raw_sockets);
+	add_net(&p, &d, POLICY_NET_ALLOW_RAW, "ignored", "--allow-raw-sockets");
+	assert_true(p.net.allow_raw_sockets);
+	assert_int_equal(p.net.nr_rules + p.net.nr_domains + p.nr_rules, 0);
+	add_net(&p, &d, POLICY_NET_ALLOW_LOOPBACK, NULL, "--allow-loopback");
+	assert_true(p.net.allow_loopback);
+	assert_int_equal(p.net.nr_rules, 4);
+	loopback(&p, 0, false, 0, 65535, "allowLoopback", "--allow-loopback");
+	add_net(&p, &d, POLICY_NET_ALLOW_LOOPBACK, NULL, "--allow-loopback");
+	assert_int_equal(p.net.nr_rules, 4);
+	assert_false(p.net.allow_all_domains || p.net.allow_abstract_unix_sockets);
+	policy_free(&p);
+
+	/* The policy's own allowLoopback already holds the rules: the flag adds none. */
+	load_ok(&p, &d, "{\"network\": {\"allowLoopback\": true}}");
+	add_net(&p, &d, POLICY_NET_ALLOW_LOOPBACK, NULL, "--allow-loopback");
+	assert_int_equal(p.net.nr_rules, 4);
+	assert_string_equal(p.net.rules[0].origin, "t.json:1:31");
+	policy_free(&p);
+}
+
+/* The flags' names (options and origins) follow the enum; only the lists take a value. */
+static void test_net_flag_names(void **state)
+{
+	static const char *const names[] = {	/* in enum policy_net_flag's order */
+		"--allow-domain", "--deny-domain", "--allow-net", "--deny-net", "--allow-unix",
+		"--allow-local-binding", "--allow-loopback", "--allow-all-unix-sockets",
+		"--allow-raw-sockets",
+	};
+
+	(void)state;
+	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
+		assert_string_equal(policy_net_flag_name(i), names[i]);
+		assert_int_equal(policy_net_flag_has_value(i), i <= POLICY_NET_ALLOW_UNIX);
+	}
+	assert_null(policy_net_flag_name(sizeof(names) / sizeof(names[0])));
+	assert_false(policy_net_flag_has_value(sizeof(names) / sizeof(names[0])));
+}
+
+/* The call fails with exactly @want and adds nothing to a policy holding one rule of each list. */
+static void expect_net_error(enum policy_net_flag what, const char *value, const char *origin,
+			     const char *want)
+{
+	struct policy_diag d = {};
+	struct policy p;
+
+	load_ok(&p, &d, "{\"network\": {\"allow\": [\"10.0.0.0/8\"], \"allowedDomains\": [\"a.example.com\"],"
+		" \"allowUnixSockets\": [\"/nonexistent-sbx/s\"]}}");
+	assert_int_equal(policy_add_net(&p, what, value, origin, &env, &d), -EINVAL);
+	assert_string_equal(d.error, want);
+	assert_int_equal(d.nr_warnings, 0);
+	assert_int_equal(p.net.nr_rules, 1);
+	assert_int_equal(p.net.nr_domains, 1);
+	assert_int_equal(p.nr_rules, 1);
+	policy_free(&p);
+}
+
+static void test_add_net_errors(void **state)
+{
+	struct policy p = {};
+
+	(void)state;
+	expect_net_error(POLICY_NET_ALLOW_CIDR, "10.0.0.1/8", "--allow-net", "--allow-net: '10.0.0.1/8': "
+			 "address bits set beyond the /8 prefix (did you mean '10.0.0.0/8'?)");
+	expect_net_error(POLICY_NET_DENY_CIDR, "10.0.0.0/8:0", "--deny-net",
+			 "--deny-net: '10.0.0.0/8:0': bad port '0' (1-65535, or LO-HI)");
+	expect_net_error(POLICY_NET_ALLOW_CIDR, "example.com", "--allow-net",
+			 "--allow-net: 'example.com': 'example.com' is not an IPv4 address");
+	expect_net_error(POLICY_NET_ALLOW_DOMAIN, "*.com", "--allow-domain",
+			 "--allow-domain: '*.com' " DOMAIN_HELP "; '*.com' or '*' is too broad");
+	expect_net_error(POLICY_NET_ALLOW_DOMAIN, "*", "--allow-domain",
+			 "--allow-domain: '*' " DOMAIN_HELP "; '*.com' or '*' is too broad");
+	expect_net_error(POLICY_NET_DENY_DOMAIN, "https://x.example.com", "--deny-domain",
+			 "--deny-domain: 'https://x.example.com' " DOMAIN_HELP ", or '*'; '*.com' is too broad");
+	expect_net_error(POLICY_NET_ALLOW_UNIX, "**/docker.sock", "--allow-unix",
+			 "--allow-unix: '**/docker.sock': unsupported glob '*' " GLOB_HELP);
+	expect_net_error(POLICY_NET_ALLOW_UNIX, "/run/*.sock", "--allow-unix",
+			 "--allow-unix: '/run/*.sock': unsupported glob '*' " GLOB_HELP);
+	expect_net_error(POLICY_NET_ALLOW_CIDR, "", "--allow-net", "--allow-net: empty value");
+	expect_net_error(POLICY_NET_ALLOW_DOMAIN, NULL, "--allow-domain", "--allow-domain: empty value");
+	expect_net_error(POLICY_NET_ALLOW_UNIX, "", "--allow-unix", "--allow-unix: empty value");
+	expect_net_error((enum policy_net_flag)99, "x", "--x", "--x: not a network flag (99)");
+	/* No diag: the error is still an error. */
+	assert_int_equal(policy_add_net(&p, POLICY_NET_ALLOW_CIDR, "10.0.0.1/8", "--allow-net", &env,
+					NULL), -EINVAL);
+	assert_int_equal(policy_add_net(&p, POLICY_NET_ALLOW_CIDR, "10.0.0.0/8", "--allow-net", &env,
+					NULL), 0);
+	assert_int_equal(p.net.nr_rules, 1);
+	policy_free(&p);
+}
+
+/* A flag warns as its file entry does, at the flag. */
+static void test_add_net_warnings(void **state)
+{
+	struct policy_diag d = {};
+	struct policy p;
+
+	(void)state;
+	load_ok(&p, &d, "{\"network\": {\"allowedDomains\": [\"a.example.com:443\"]}}");
+	add_net(&p, &d, POLICY_NET_DENY_DOMAIN, "evil.example.org:22", "--deny-domain");
+	add_net(&p, &d, POLICY_NET_DENY_CIDR, "[::/0]:22", "--deny-net");
+	add_net(&p, &d, POLICY_NET_ALLOW_DOMAIN, "a.example.com:80", "--allow-domain");
+	assert_int_equal(d.nr_warnings, 3);
+	assert_string_equal(d.warnings[0], "--deny-domain: 'evil.example.org:22': a denied name is denied "
+			    "on every port, not only 22 (the resolver cannot refuse a name for one port)");
+	assert_string_equal(d.warnings[1], "--deny-net: '[::/0]:22' also covers every IPv4 address "
+			    "(IPv4 is judged as ::ffff:a.b.c.d)");
+	assert_string_equal(d.warnings[2], "--allow-domain: 'a.example.com:80': the name is already "
+			    "allowed by 'allowedDomains a.example.com:443' (t.json:1:33), whose ports count");
+	dom(&p, 1, true, false, "evil.example.org", 0, 65535);
+	net(&p, 0, true, "::/0", 22, 22);
+	policy_free(&p);
+}
+
+/* Flags and the same entries in a file compile to the same network section, origins aside. */
+static void test_add_net_same_as_file(void **state)
+{
+	static const struct {
+		enum policy_net_flag what;
+		const char *value;
+	} flags[] = {
+		{ POLICY_NET_ALLOW_DOMAIN, "*.npmjs.org:443" }, { POLICY_NET_ALLOW_DOMAIN, "[::1]:8443" },
+		{ POLICY_NET_DENY_DOMAIN, "*" }, { POLICY_NET_DENY_DOMAIN, "localhost" },
+		{ POLICY_NET_ALLOW_CIDR, "192.168.1.0/24:22" }, { POLICY_NET_DENY_CIDR, "::ffff:10.0.0.0/104" },
+		{ POLICY_NET_ALLOW_UNIX, "/nonexistent-sbx/run/a.sock" },
+		{ POLICY_NET_ALLOW_LOOPBACK, NULL }, { POLICY_NET_ALLOW_LOCAL_BINDING, NULL },
+		{ POLICY_NET_ALLOW_ALL_UNIX, NULL }, { POLICY_NET_ALLOW_RAW, NULL },
+	};
+	struct policy_diag d = {};
+	struct policy f, p = {};
+	char *a, *b;
+
+	(void)state;
+	load_ok(&f, &d, "{\"network\": {\"allowedDomains\": [\"*.npmjs.org:443\", \"[::1]:8443\"],"
+		" \"deniedDomains\": [\"*\", \"localhost\"], \"allow\": [\"192.168.1.0/24:22\"],"
+		" \"deny\": [\"::ffff:10.0.0.0/104\"], \"allowUnixSockets\": [\"/nonexistent-sbx/run/a.sock\"],"
+		" \"allowLoopback\": true, \"allowLocalBinding\": true, \"allowAllUnixSockets\": true,"
+		" \"allowRawSockets\": true}}");
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		add_net(&p, &d, flags[i].what, flags[i].value, "--flag");
+	/* The file's name, its unset limits and the origins are all that may differ. */
+	p.name = strdup(f.name);
+	limits_init(&p.limits);
+	for (size_t i = 0; i < f.nr_rules; i++)
+		assert_non_null(strcpy(f.rules[i].origin, "--flag"));
+	for (size_t i = 0; i < f.net.nr_rules; i++)
+		assert_non_null(strcpy(f.net.rules[i].origin, "--flag"));
+	for (size_t i = 0; i < f.net.nr_domains; i++)
+		assert_non_null(strcpy(f.net.domains[i].origin, "--flag"));
+	a = policy_to_json(&f);
+	b = policy_to_json(&p);
+	assert_non_null(a);
+	assert_string_equal(b, a);
+	free(a);
+	free(b);
+	policy_free(&f);
+	policy_free(&p);
+}
+
 static void test_limits_values(void **state)
 {
 	const char *json =
@@ -1670,6 +1890,12 @@ int main(void)
 		cmocka_unit_test(test_to_json),
 		cmocka_unit_test(test_print),
 		cmocka_unit_test(test_print_network),
+		cmocka_unit_test(test_add_net),
+		cmocka_unit_test(test_add_net_bools),
+		cmocka_unit_test(test_add_net_errors),
+		cmocka_unit_test(test_net_flag_names),
+		cmocka_unit_test(test_add_net_warnings),
+		cmocka_unit_test(test_add_net_same_as_file),
 		cmocka_unit_test(test_limits_values),
 		cmocka_unit_test(test_limits_io),
 		cmocka_unit_test(test_limits_errors),
