@@ -182,14 +182,21 @@ static __always_inline __u32 cidr_verdict(__u32 policy_id, const struct net_targ
 	return 0;
 }
 
+/* Why an address was refused, found before any event memory is touched. */
+struct net_why {
+	__u32 rule;
+	__u32 domain_id;
+};
+
 /*
  * Did the sandbox's resolver answer @t's address for an allowed name whose
- * TTL still runs and whose entry allows this port? 1: yes. Otherwise the
- * event learns the name and why (expired, or another port).
+ * TTL still runs and whose entry allows this port? 1: yes. Otherwise @why
+ * learns the name and the reason (expired, or another port).
  */
-static __always_inline int dns_allowed(struct judge *j, const struct net_target *t, __u32 *rule)
+static __always_inline int dns_allowed(__u64 sandbox_cgid, const struct net_target *t,
+				       struct net_why *why)
 {
-	struct sbx_dns_key key = { .sandbox_cgid = j->sandbox_cgid };
+	struct sbx_dns_key key = { .sandbox_cgid = sandbox_cgid };
 	struct sbx_dns_entry *e;
 	__u64 now;
 
@@ -207,50 +214,57 @@ static __always_inline int dns_allowed(struct judge *j, const struct net_target 
 		if (port_ok && now < s->expires_ns)
 			return 1;
 		/* Name the most telling slot: a right-port one that expired beats another port. */
-		if (port_ok || !j->s->ev.domain_id) {
-			j->s->ev.domain_id = s->domain_id;
-			*rule = port_ok ? SBX_RULE_DNS_EXPIRED : s->rule_id;
+		if (port_ok || !why->domain_id) {
+			why->domain_id = s->domain_id;
+			why->rule = port_ok ? SBX_RULE_DNS_EXPIRED : s->rule_id;
 		}
 	}
 	return 0;
 }
 
 /* Will this socket's port-53 traffic be steered to the resolver? */
-static __always_inline bool steered(struct judge *j, struct socket *sock, const struct net_target *t)
+static __always_inline bool steered(const struct sbx_sandbox *sb, struct socket *sock,
+				    const struct net_target *t)
 {
-	__u16 proto = BPF_CORE_READ(sock, sk, sk_protocol);
+	__u16 proto;
 
-	if (t->port != DNS_PORT || !(j->sb->flags & SBX_SANDBOX_DNS) || !dns_port4)
+	if (t->port != DNS_PORT || !(sb->flags & SBX_SANDBOX_DNS) || !dns_port4)
 		return false;
+	proto = BPF_CORE_READ(sock, sk, sk_protocol);
 	if (proto != IPPROTO_UDP && proto != IPPROTO_TCP)
 		return false;
 	/* The rewrite runs for the socket's cgroup: it must be the caller's, in the sandbox. */
 	return BPF_CORE_READ(sock, sk, sk_cgrp_data.cgroup, kn, id) == bpf_get_current_cgroup_id();
 }
 
-/* Judge an IPv4/IPv6 destination for @op. */
+/*
+ * Judge an IPv4/IPv6 destination for @op. The verdict needs only map
+ * lookups; the task's scratch memory (for the event) is taken on a denial.
+ */
 static __always_inline int judge_inet(struct socket *sock, const struct net_target *t, __u32 op)
 {
-	__u32 rule = SBX_RULE_NET_DEFAULT, verdict;
+	struct net_why why = { .rule = SBX_RULE_NET_DEFAULT };
+	struct sbx_sandbox *sb;
 	struct judge j;
+	__u64 cgid;
+	__u32 verdict;
 	int res;
 
+	sb = current_sandbox(&cgid);
+	if (!sb || steered(sb, sock, t))
+		return 0;
+	verdict = cidr_verdict(sb->policy_id, t, &why.rule);
+	if (verdict == SBX_NET_ALLOW)
+		return 0;
+	if (verdict != SBX_NET_DENY &&
+	    ((sb->flags & SBX_SANDBOX_NET_ALL) || dns_allowed(cgid, t, &why)))
+		return 0;
 	res = judge_begin(&j);
 	if (res <= 0)
 		return res;
-	if (steered(&j, sock, t))
-		return 0;
-	verdict = cidr_verdict(j.sb->policy_id, t, &rule);
-	if (verdict == SBX_NET_ALLOW)
-		return 0;
-	if (verdict != SBX_NET_DENY) {
-		if (j.sb->flags & SBX_SANDBOX_NET_ALL)
-			return 0;
-		if (dns_allowed(&j, t, &rule))
-			return 0;
-	}
+	j.s->ev.domain_id = why.domain_id;
 	event_net(&j, sock, t);
-	return deny(&j, op, rule);
+	return deny(&j, op, why.rule);
 }
 
 SEC("lsm/socket_connect")

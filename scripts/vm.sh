@@ -177,8 +177,8 @@ make_overlay() {
 	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\nexport SBX_KERNEL_RELEASE=%s\n' \
 		"$mode" "$TEST_TIMEOUT" "${SBX_TESTS:-}" "$(cat "$KDIR/release")" \
 		>"$stage/sbx/config"
-	printf 'export SBX_BENCH_ROUNDS=%q SBX_BENCH_SECONDS=%q\n' \
-		"${SBX_BENCH_ROUNDS:-}" "${SBX_BENCH_SECONDS:-}" >>"$stage/sbx/config"
+	printf 'export SBX_BENCH_ROUNDS=%q SBX_BENCH_SECONDS=%q SBX_BENCH_ONLY=%q\n' \
+		"${SBX_BENCH_ROUNDS:-}" "${SBX_BENCH_SECONDS:-}" "${SBX_BENCH_ONLY:-}" >>"$stage/sbx/config"
 	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$dst"
 	rm -rf "$stage"
 }
