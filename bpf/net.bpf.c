@@ -9,11 +9,16 @@
  *                           packet sockets, and every family but unix, IPv4,
  *                           IPv6, netlink and the crypto API: unless
  *                           allowRawSockets
+ *   lsm/socket_post_create  IPv4/IPv6 sockets of any protocol but TCP, UDP,
+ *                           UDP-Lite, MPTCP and ICMP (SCTP, DCCP, …: their
+ *                           connects bypass socket_connect): unless
+ *                           allowRawSockets
  *   lsm/socket_connect      an IPv4/IPv6 destination no rule allows: the CIDR
  *                           rules (net_rules), then the addresses the
  *                           sandbox's resolver answered for allowed names
  *                           (dns_allow, until their TTL runs out); a
- *                           v4-mapped IPv6 address is judged as IPv4
+ *                           v4-mapped IPv6 address is judged as IPv4, and
+ *                           0.0.0.0 or :: as the loopback address it reaches
  *   lsm/socket_sendmsg      the same for a datagram sent with an address
  *                           (unconnected UDP, ICMP) and for TCP Fast Open
  *                           (sendto with MSG_FASTOPEN never calls connect)
@@ -68,6 +73,7 @@
 #define SOCK_PACKET	10
 #define SOCK_TYPE_MASK	0xf
 #define MSG_FASTOPEN	0x20000000
+#define IPPROTO_ICMPV6	58
 #define DNS_PORT	53
 #define LOOPBACK4	0x7f000001
 
@@ -120,23 +126,42 @@ struct net_target {
 	__u16 family;
 };
 
+static __always_inline bool is_mapped(const __u32 *w)
+{
+	return w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0xffff);
+}
+
+/* How an address is used: where it goes, or what a socket is bound to. */
+enum inet_use { INET_DEST, INET_LOCAL };
+
 /*
  * Read an IPv4/IPv6 socket address (kernel memory: the syscall copied it
- * into a struct sockaddr_storage).
+ * into a struct sockaddr_storage) passed to a socket of @sock_family.
  * 1: @t filled; 0: not an internet address, or too short for the kernel to
  * accept, so there is nothing to judge.
+ *
+ * AF_UNSPEC: IPv4 UDP and raw sends, and IPv4 bind, take it as AF_INET
+ * (connect takes it as "disconnect", and passes @sock_family 0 here).
+ * A destination 0.0.0.0 or :: is judged as the loopback address the kernel
+ * sends it to, so a deny of 127.0.0.0/8 cannot be walked around.
  */
-static __always_inline int read_inet(const struct sockaddr *sa, int len, struct net_target *t)
+static __always_inline int read_inet(const struct sockaddr *sa, int len, __u16 sock_family,
+				     enum inet_use use, struct net_target *t)
 {
 	struct { __u16 family; __u16 port; __u32 flow_or_v4; __u8 v6[16]; } a = {};
+	static const __u8 any6[16];
 
 	/* The kernel's copy sits in a sockaddr_storage: reading past @len is safe. */
 	if (len < 2 || bpf_probe_read_kernel(&a, sizeof(a), sa))
 		return 0;
+	if (a.family == AF_UNSPEC && sock_family == AF_INET)
+		a.family = AF_INET;
 	__builtin_memset(t, 0, sizeof(*t));
 	t->family = a.family;
 	t->port = bpf_ntohs(a.port);
 	if (a.family == AF_INET && len >= 16) {
+		if (use == INET_DEST && !a.flow_or_v4)
+			a.flow_or_v4 = bpf_htonl(LOOPBACK4);
 		t->addr[10] = 0xff;
 		t->addr[11] = 0xff;
 		__builtin_memcpy(&t->addr[12], &a.flow_or_v4, 4);
@@ -144,6 +169,12 @@ static __always_inline int read_inet(const struct sockaddr *sa, int len, struct 
 	}
 	if (a.family == AF_INET6 && len >= 24) {
 		__builtin_memcpy(t->addr, a.v6, 16);
+		if (use != INET_DEST)
+			return 1;
+		if (!__builtin_memcmp(t->addr, any6, 16))
+			t->addr[15] = 1;	/* :: is ::1 */
+		else if (is_mapped((__u32 *)t->addr) && !*(__u32 *)&t->addr[12])
+			*(__u32 *)&t->addr[12] = bpf_htonl(LOOPBACK4);
 		return 1;
 	}
 	return 0;
@@ -226,9 +257,13 @@ static __always_inline int dns_allowed(__u64 sandbox_cgid, const struct net_targ
 static __always_inline bool steered(const struct sbx_sandbox *sb, struct socket *sock,
 				    const struct net_target *t)
 {
-	__u16 proto;
+	__u16 proto, type;
 
 	if (t->port != DNS_PORT || !(sb->flags & SBX_SANDBOX_DNS) || !dns_port4)
+		return false;
+	/* What the cgroup programs rewrite: stream and datagram sockets (a raw one is not). */
+	type = BPF_CORE_READ(sock, type);
+	if (type != SOCK_STREAM && type != SOCK_DGRAM)
 		return false;
 	proto = BPF_CORE_READ(sock, sk, sk_protocol);
 	if (proto != IPPROTO_UDP && proto != IPPROTO_TCP)
@@ -274,7 +309,7 @@ int BPF_PROG(net_socket_connect, struct socket *sock, struct sockaddr *address, 
 
 	if (ret)
 		return ret;
-	if (!read_inet(address, addrlen, &t))
+	if (!read_inet(address, addrlen, 0, INET_DEST, &t))
 		return 0;	/* unix: judged on the peer (below); AF_UNSPEC: a disconnect */
 	return judge_inet(sock, &t, SBX_OP_CONNECT);
 }
@@ -291,6 +326,7 @@ static __always_inline void note_dns_client(struct socket *sock)
 	if (!port)
 		return;
 	key = (__u32)BPF_CORE_READ(sock, sk, sk_protocol) << 16 | port;
+	c.ts_ns = bpf_ktime_get_ns();
 	c.cgroup_id = bpf_get_current_cgroup_id();
 	c.pid = (__u32)id;
 	c.tgid = id >> 32;
@@ -315,6 +351,7 @@ SEC("lsm/socket_sendmsg")
 int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
 	struct net_target t;
+	__u16 proto;
 	void *name;
 	int len;
 
@@ -322,15 +359,18 @@ int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 		return ret;
 	name = BPF_CORE_READ(msg, msg_name);
 	len = BPF_CORE_READ(msg, msg_namelen);
-	if (!name || !len || !read_inet(name, len, &t)) {
+	if (!name || !len ||
+	    !read_inet(name, len, BPF_CORE_READ(sock, sk, __sk_common.skc_family), INET_DEST, &t)) {
 		__u64 cg;
 
 		if (dns_port4 && to_resolver(sock) && current_sandbox(&cg))
 			note_dns_client(sock);
 		return 0;
 	}
-	/* TCP takes an address only for Fast Open; otherwise it is ignored. */
-	if (BPF_CORE_READ(sock, type) == SOCK_STREAM && !(BPF_CORE_READ(msg, msg_flags) & MSG_FASTOPEN))
+	/* TCP (and MPTCP) take an address only for Fast Open; otherwise it is ignored. */
+	proto = BPF_CORE_READ(sock, sk, sk_protocol);
+	if ((proto == IPPROTO_TCP || proto == IPPROTO_MPTCP) &&
+	    !(BPF_CORE_READ(msg, msg_flags) & MSG_FASTOPEN))
 		return 0;
 	ret = judge_inet(sock, &t, SBX_OP_SENDTO);
 	if (!ret && t.port == DNS_PORT && dns_port4)
@@ -362,7 +402,7 @@ int BPF_PROG(net_socket_bind, struct socket *sock, struct sockaddr *address, int
 
 	if (ret || !nr_sandboxes)
 		return ret;
-	if (read_inet(address, addrlen, &t))
+	if (read_inet(address, addrlen, BPF_CORE_READ(sock, sk, __sk_common.skc_family), INET_LOCAL, &t))
 		return t.port ? judge_flag(sock, SBX_SANDBOX_LOCAL_BIND, SBX_OP_BIND, SBX_RULE_LOCAL_BIND, &t) : 0;
 	bpf_probe_read_kernel(&family, sizeof(family), address);
 	if (family != AF_UNIX || addrlen <= 2)
@@ -407,6 +447,37 @@ int BPF_PROG(net_socket_create, int family, int type, int protocol, int kern, in
 	j.s->ev.family = family;
 	j.s->ev.sock_type = t;
 	j.s->ev.protocol = protocol;
+	return deny(&j, SBX_OP_SOCKET, SBX_RULE_SOCKET);
+}
+
+/*
+ * The protocol a socket really got: SOCK_SEQPACKET or SOCK_STREAM with
+ * protocol 0 or 132 is SCTP once its module is loaded, and SCTP connects
+ * and sends through paths socket_connect never sees (SCTP_SOCKOPT_CONNECTX,
+ * implicit associations, per-message peers). IPv4/IPv6 sockets keep to the
+ * protocols the hooks above judge completely.
+ */
+SEC("lsm/socket_post_create")
+int BPF_PROG(net_socket_post_create, struct socket *sock, int family, int type, int protocol,
+	     int kern, int ret)
+{
+	struct judge j;
+	__u16 proto;
+	int res;
+
+	if (ret || kern || !nr_sandboxes || (family != AF_INET && family != AF_INET6))
+		return ret;
+	proto = BPF_CORE_READ(sock, sk, sk_protocol);
+	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE ||
+	    proto == IPPROTO_MPTCP || proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
+		return 0;
+	res = judge_begin(&j);
+	if (res <= 0 || (j.sb->flags & SBX_SANDBOX_RAW))
+		return res < 0 ? res : 0;
+	j.s->ev.flags |= SBX_EV_NET;
+	j.s->ev.family = family;
+	j.s->ev.sock_type = type & SOCK_TYPE_MASK;
+	j.s->ev.protocol = proto;
 	return deny(&j, SBX_OP_SOCKET, SBX_RULE_SOCKET);
 }
 
@@ -512,11 +583,6 @@ static __always_inline int steer4(struct bpf_sock_addr *ctx)
 	ctx->user_ip4 = bpf_htonl(LOOPBACK4);
 	ctx->user_port = bpf_htons(dns_port4);
 	return 1;
-}
-
-static __always_inline bool is_mapped(const __u32 *w)
-{
-	return w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0xffff);
 }
 
 static __always_inline int steer6(struct bpf_sock_addr *ctx)

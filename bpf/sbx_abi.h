@@ -182,6 +182,7 @@ struct sbx_dns_entry {
 #define SBX_MAX_DNS_CLIENTS	4096
 
 struct sbx_dns_client {
+	__u64 ts_ns;		/* bpf_ktime_get_ns() of the send: older entries are a port's past owner */
 	__u64 cgroup_id;
 	__u32 pid, tgid, ppid, uid;
 	char comm[16];

@@ -37,7 +37,7 @@ ROOTFS_SUITE=bookworm
 # What the guest needs beyond minbase. Changing this list rebuilds the rootfs.
 ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3,jq,util-linux,coreutils,git,dnsmasq-base,curl
 # Modules the tests may load (dependencies come along).
-MODULES="veth dummy virtio_pci virtio_blk ext4 9p 9pnet_virtio"
+MODULES="veth dummy virtio_pci virtio_blk ext4 9p 9pnet_virtio sctp"
 RECIPE_VERSION=1
 
 declare -A SUITE=([6.1]=bookworm [6.12]=trixie)

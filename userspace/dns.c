@@ -340,6 +340,30 @@ static int load_servers(struct dns_resolver *r, const struct dns_config *cfg)
 
 /* --- messages ------------------------------------------------------------------ */
 
+/* Where the OPT record (EDNS) of a query would end, or 0 if @m is no valid one. */
+static size_t opt_end(const __u8 *m, size_t len, size_t off)
+{
+	/* Root owner (one zero byte), type OPT, then class, TTL, rdlength and rdata. */
+	if (off + 11 > len || m[off] != 0 || get16(m + off + 1) != ns_t_opt)
+		return 0;
+	return off + 11 + get16(m + off + 9);
+}
+
+/*
+ * A query is exactly a header, one question and at most one OPT record:
+ * anything more (answer or authority records, other additional records,
+ * trailing bytes) would be forwarded upstream with an allowed name, a
+ * channel for data the policy never saw. 0 or -EBADMSG.
+ */
+static int query_shape(const __u8 *m, size_t len, size_t question_end)
+{
+	if (get16(m + 6) || get16(m + 8) || get16(m + 10) > 1)
+		return -EBADMSG;
+	if (get16(m + 10) == 1)
+		question_end = opt_end(m, len, question_end);
+	return question_end && question_end == len ? 0 : -EBADMSG;
+}
+
 /* The one question of @m. 0 or -EBADMSG. */
 static int parse_question(const __u8 *m, size_t len, struct dns_question *q)
 {
@@ -704,9 +728,25 @@ static __u64 clamp_ttl(const struct dns_resolver *r, __u32 ttl)
  * question's CNAME chain. Records for other names (an upstream may add
  * them) open nothing. 0 or -errno: -EBADMSG for a malformed answer.
  */
+/*
+ * Addresses no answer opens: unspecified (0.0.0.0/8, ::, which reach this
+ * host) and link-local (169.254.0.0/16 holds cloud metadata services,
+ * fe80::/10). A name that resolves there is not reason enough; a CIDR rule
+ * can still allow them.
+ */
+static const __u8 v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+static bool never_opened(const __u8 a[16])
+{
+	static const __u8 any[16];
+
+	if (!memcmp(a, v4mapped, sizeof(v4mapped)))
+		return a[12] == 0 || (a[12] == 169 && a[13] == 254);
+	return !memcmp(a, any, 16) || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
+}
+
 static int install_answer(struct dns_resolver *r, const __u8 *m, size_t len, const struct dns_query *q)
 {
-	static const __u8 v4mapped[12] = { [10] = 0xff, [11] = 0xff };
 	unsigned i, ancount = get16(m + 6);
 	struct dns_question qu;
 	struct dns_rr rr;
@@ -733,6 +773,8 @@ static int install_answer(struct dns_resolver *r, const __u8 *m, size_t len, con
 		} else {
 			continue;
 		}
+		if (never_opened(addr))
+			continue;
 		err = install(r, addr, now + clamp_ttl(r, rr.ttl), now, q);
 		if (err)
 			return err;
@@ -777,11 +819,17 @@ static void report(struct dns_resolver *r, const struct dns_query *q, const char
 }
 
 /* The sandboxed process behind @p, as the kernel recorded it when the query was sent. */
+/*
+ * The process behind a query, by its source port. An entry written more
+ * than DNS_CLIENT_FRESH_NS before is a past user of that port (a socket's
+ * first unconnected send is made before it has a port): nobody, pid 0.
+ */
 static void lookup_client(struct dns_resolver *r, const struct dns_peer *p, struct sbx_dns_client *who)
 {
 	__u32 key = (__u32)p->proto << 16 | p->port;
 
-	if (!r->ops->client || r->ops->client(r->ctx, key, who))
+	if (!r->ops->client || r->ops->client(r->ctx, key, who) ||
+	    (who->ts_ns && mono_now() - who->ts_ns > DNS_CLIENT_FRESH_NS))
 		memset(who, 0, sizeof(*who));
 }
 
@@ -1189,7 +1237,7 @@ static void serve_query(struct dns_resolver *r, const struct dns_peer *peer, con
 		answer_rcode(r, peer, m, len, ns_r_notimpl);
 		return;
 	}
-	if (parse_question(m, len, &qu)) {
+	if (parse_question(m, len, &qu) || query_shape(m, len, qu.end)) {
 		answer_rcode(r, peer, m, len, ns_r_formerr);
 		return;
 	}

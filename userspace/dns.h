@@ -37,6 +37,8 @@
  * then they are removed.
  */
 #define DNS_KEEP_EXPIRED_S	300
+/* A dns_clients entry older than this at a query's arrival names a past owner of the port. */
+#define DNS_CLIENT_FRESH_NS	2000000000ULL
 #define DNS_DEFAULT_TIMEOUT_MS	5000	/* an upstream query, over all servers */
 #define DNS_TCP_IDLE_MS		10000	/* a TCP client with nothing in flight */
 #define DNS_TCP_UPSTREAM_MS	3000	/* the blocking TCP retry of a truncated answer */

@@ -92,6 +92,11 @@ probe unix-other-denied unix-connect "$W/sock/other.sock"
 probe unix-abstract-denied unix-connect @sbx-e2e-abstract
 probe unix-dgram-denied unix-connect "$W/sock/dgram.sock" dgram
 probe abstract-bind-denied unix-bind @sbx-e2e-mine
+probe unspec-sendto-denied sendto-unspec 127.0.0.2 8082
+probe unspec-sendto-allowed sendto-unspec 127.0.0.2 8080
+probe unspec-bind-denied bind-unspec 9998
+probe sctp-denied socket sctp
+probe seqpacket-denied socket seqpacket
 EOF
 OUT=$W/cidr.out W=$W sbx-bpf run --name e2e-net --policy "$W/cidr.json" --events "$W/ev-cidr.json" \
 	-- sh "$W/cidr.sh" 2>"$W/err-cidr"
@@ -101,7 +106,9 @@ for want in tcp-allowed:OK tcp-other-port:EACCES tcp-other-addr:EACCES udp-sendt
 	v4mapped-denied:EACCES tfo-allowed:OK tfo-denied:EACCES bind-port-denied:EACCES \
 	bind-ephemeral-ok:OK listen-denied:EACCES raw-denied:EACCES packet-denied:EACCES \
 	vsock-denied:EACCES unix-allowed:OK unix-symlink-allowed:OK unix-other-denied:EACCES \
-	unix-abstract-denied:EACCES unix-dgram-denied:EACCES abstract-bind-denied:EACCES; do
+	unix-abstract-denied:EACCES unix-dgram-denied:EACCES abstract-bind-denied:EACCES \
+	unspec-sendto-denied:EACCES unspec-sendto-allowed:OK unspec-bind-denied:EACCES sctp-denied:EACCES \
+	seqpacket-denied:EACCES; do
 	check "cidr/${want%%:*}" "$(result "${want%%:*}" "$W/cidr.out")" "${want#*:}"
 done
 E=$W/ev-cidr.json
@@ -119,6 +126,8 @@ ev bind 'any(.[]; .op == "bind" and .net.port == 9999 and (.rule.text | test("al
 ev listen 'any(.[]; .op == "listen" and .net.family == "inet")'
 ev raw 'any(.[]; .op == "socket" and .net.protocol == "icmp")'
 ev packet 'any(.[]; .op == "socket" and .net.family == "packet")'
+ev sctp 'any(.[]; .op == "socket" and .net.protocol_number == 132)'
+ev unspec 'any(.[]; .op == "sendto" and .net.address == "127.0.0.2" and .net.port == 8082 and .net.family == "inet")'
 ev unix-other "any(.[]; .op == \"connect\" and .net.family == \"unix\" and .path == \"$W/sock/other.sock\")"
 ev unix-abstract 'any(.[]; .net.abstract and .path == "sbx-e2e-abstract" and (.rule.text | test("abstract")))'
 ev unix-dgram "any(.[]; .op == \"sendto\" and .path == \"$W/sock/dgram.sock\")"
@@ -126,6 +135,13 @@ ev no-event-for-allowed "map(select(.net.port == 8080 and .net.address == \"127.
 ev every-denial-has-event "length == $(grep -c ' EACCES$' "$W/cidr.out")"
 grep -q 'denied connect 127.0.0.2:8081/tcp' "$W/err-cidr" && pass cidr/human-line ||
 	fail cidr/human-line "$(head -c 300 "$W/err-cidr")"
+
+# 0.0.0.0 and :: reach this host's loopback: judged as 127.0.0.1 and ::1.
+echo '{ "network": { "allow": [ "0.0.0.0/0", "::/0" ], "deny": [ "127.0.0.0/8", "::1" ] } }' >"$W/any.json"
+out=$(sbx-bpf run --policy "$W/any.json" -- sh -c 'sbx-probe connect 0.0.0.0 8080; sbx-probe connect :: 8080;
+	sbx-probe connect ::ffff:0.0.0.0 8080; sbx-probe sendto-unspec 127.0.0.2 8080' 2>/dev/null | tr '\n' ' ')
+check cidr/unspecified-is-loopback "$out" "EACCES EACCES EACCES EACCES "
+check outside/sctp "$(sbx-probe socket sctp 2>/dev/null)" OK
 
 # Audit mode: the same policy lets everything through and reports it.
 echo '{ "mode": "audit", "network": { "allow": [] } }' >"$W/audit.json"

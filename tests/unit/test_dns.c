@@ -1006,6 +1006,83 @@ static void test_ipv6_client(void **state)
 }
 
 /* Not one question: FORMERR; not a query: no answer at all. */
+/* A query that carries more than its question is not forwarded: FORMERR. */
+static void query_refused(struct env *e, int fd, const __u8 *q, size_t qlen)
+{
+	__u8 ans[512];
+	ssize_t n;
+
+	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
+	assert_true(pump(e, fd, 2000));
+	n = recv(fd, ans, sizeof(ans), 0);
+	assert_true(n >= NS_HFIXEDSZ);
+	assert_int_equal(ans[3] & 0x0f, ns_r_formerr);
+	assert_int_equal(e->up.nq, 0);
+}
+
+static void test_query_shape(void **state)
+{
+	static const __u8 opt[11] = { 0, 0, 41, 0x10, 0, 0, 0, 0, 0, 0, 0 };	/* EDNS, 4096 */
+	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "10.0.0.1" } };
+	struct env *e = env_new();
+	__u8 q[600];
+	__u16 port4, port6;
+	size_t qlen;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	e->up.recs = recs;
+	e->up.nrec = 1;
+	env_start(e);
+	dns_ports(e->r, &port4, &port6);
+	fd = client(AF_INET, SOCK_DGRAM, port4);
+
+	qlen = mkquery("example.com", ns_t_a, q);
+	memcpy(q + qlen, "smuggled", 8);		/* trailing bytes */
+	query_refused(e, fd, q, qlen + 8);
+	put16(q + 6, 1);				/* an answer record in a query */
+	query_refused(e, fd, q, qlen);
+	put16(q + 6, 0);
+	put16(q + 10, 1);				/* an additional record that is not OPT */
+	memcpy(q + qlen, opt, sizeof(opt));
+	q[qlen + 2] = ns_t_txt;
+	query_refused(e, fd, q, qlen + sizeof(opt));
+
+	/* One OPT record is what resolvers send: forwarded. */
+	q[qlen + 2] = 41;
+	assert_int_equal(send(fd, q, qlen + sizeof(opt), 0), (ssize_t)(qlen + sizeof(opt)));
+	assert_true(pump(e, fd, 2000));
+	assert_int_equal(e->up.nq, 1);
+	close(fd);
+	env_free(e);
+}
+
+/* Unspecified and link-local answers open nothing; the rest of the answer does. */
+static void test_never_opened(void **state)
+{
+	static const struct rec recs[] = {
+		{ "meta.example", ns_t_a, 60, "169.254.169.254" },
+		{ "meta.example", ns_t_a, 60, "0.0.0.0" },
+		{ "meta.example", ns_t_aaaa, 60, "fe80::1" },
+		{ "meta.example", ns_t_aaaa, 60, "::" },
+		{ "meta.example", ns_t_a, 60, "10.0.0.9" },
+	};
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen;
+
+	(void)state;
+	e->f.allow[0] = "*.example";
+	e->up.recs = recs;
+	e->up.nrec = 5;
+	env_start(e);
+	ask(e, "meta.example", ns_t_a, q, &qlen, ans);
+	assert_int_equal(e->f.nmap, 1);
+	assert_non_null(slot_of(&e->f, "10.0.0.9", domain_id(e->r, "meta.example")));
+	env_free(e);
+}
+
 static void test_malformed(void **state)
 {
 	struct env *e = env_new();
@@ -1134,6 +1211,8 @@ int main(void)
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_ipv6_client),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_query_shape),
+		cmocka_unit_test(test_never_opened),
 		cmocka_unit_test(test_resolv_conf),
 	};
 

@@ -33,7 +33,11 @@
  *   sbx-probe sendto ADDR PORT      unconnected UDP sendto
  *   sbx-probe tfo ADDR PORT         TCP Fast Open: sendto(MSG_FASTOPEN), no connect
  *   sbx-probe bind ADDR PORT [tcp|udp] | listen ADDR PORT
- *   sbx-probe socket raw|packet|ping|vsock   create one socket
+ *   sbx-probe socket raw|packet|ping|vsock|sctp|seqpacket   create one socket
+ *                                   (sctp: SOCK_STREAM/IPPROTO_SCTP; seqpacket:
+ *                                   SOCK_SEQPACKET/0, which is SCTP too)
+ *   sbx-probe sendto-unspec ADDR PORT   IPv4 UDP sendto, sin_family AF_UNSPEC
+ *   sbx-probe bind-unspec PORT      IPv4 UDP bind to 0.0.0.0:PORT, AF_UNSPEC
  *   sbx-probe unix-connect PATH [stream|dgram]   "@NAME": abstract
  *   sbx-probe unix-bind PATH        "@NAME": abstract
  *
@@ -316,10 +320,29 @@ static int do_socket(const char *kind)
 		return report(socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)));
 	if (!strcmp(kind, "ping"))
 		return report(socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP));
+	if (!strcmp(kind, "sctp"))
+		return report(socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP));
+	if (!strcmp(kind, "seqpacket"))
+		return report(socket(AF_INET, SOCK_SEQPACKET, 0));
 	if (!strcmp(kind, "vsock"))
 		return report(socket(40 /* AF_VSOCK */, SOCK_STREAM, 0));
 	fprintf(stderr, "bad socket kind %s\n", kind);
 	return 2;
+}
+
+/* The kernel takes AF_UNSPEC as AF_INET for IPv4 UDP sends and binds. */
+static int do_unspec(const char *op, const char *addr, const char *port)
+{
+	struct sockaddr_in in = { .sin_family = AF_UNSPEC, .sin_port = htons((uint16_t)atoi(port)) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		return report(-1);
+	if (!strcmp(op, "bind-unspec"))
+		return report(bind(fd, (struct sockaddr *)&in, sizeof(in)));
+	if (inet_pton(AF_INET, addr, &in.sin_addr) != 1)
+		return 2;
+	return report(sendto(fd, "x", 1, 0, (struct sockaddr *)&in, sizeof(in)) == 1 ? 0 : -1);
 }
 
 /* "@NAME" is abstract. */
@@ -389,6 +412,8 @@ int main(int argc, char **argv)
 		return do_reopen(a, b ? b : "r");
 	if (!strcmp(op, "socket"))
 		return do_socket(a);
+	if (!strcmp(op, "bind-unspec"))
+		return do_unspec(op, NULL, a);
 	if (!strcmp(op, "unix-connect") || !strcmp(op, "unix-bind"))
 		return do_unix(op, a, b);
 	if (!b)
@@ -405,6 +430,8 @@ int main(int argc, char **argv)
 		return report(chmod(a, (mode_t)strtoul(b, NULL, 8)));
 	if (!strcmp(op, "removexattr"))
 		return report(removexattr(a, b));
+	if (!strcmp(op, "sendto-unspec"))
+		return do_unspec(op, a, b);
 	if (!strcmp(op, "connect") || !strcmp(op, "udp-send") || !strcmp(op, "sendto") ||
 	    !strcmp(op, "tfo") || !strcmp(op, "bind") || !strcmp(op, "listen"))
 		return do_inet(op, a, b, c);
