@@ -9,6 +9,7 @@
 
 #include "events.h"
 #include "policy.h"
+#include "util.h"
 
 const char *sbx_op_name(__u32 op)
 {
@@ -189,22 +190,58 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, const 
 			ev->tgid, SBX_COMM_LEN, ev->comm);
 }
 
-/* Monotonic event time → wall clock, RFC 3339 with nanoseconds. */
-static void event_time(__u64 mono_ns, char *buf, size_t sz)
+void event_wall_time(__u64 mono_ns, struct timespec *ts)
 {
 	struct timespec now_rt, now_mono;
 	long long wall;
-	struct tm tm;
-	time_t secs;
 
 	clock_gettime(CLOCK_REALTIME, &now_rt);
 	clock_gettime(CLOCK_MONOTONIC, &now_mono);
 	wall = (long long)now_rt.tv_sec * 1000000000LL + now_rt.tv_nsec -
 	       ((long long)now_mono.tv_sec * 1000000000LL + now_mono.tv_nsec) + (long long)mono_ns;
-	secs = wall / 1000000000LL;
-	gmtime_r(&secs, &tm);
-	snprintf(buf, sz, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, wall % 1000000000LL);
+	ts->tv_sec = wall / 1000000000LL;
+	ts->tv_nsec = wall % 1000000000LL;
+}
+
+__u64 event_mono_now(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec;
+}
+
+/* Monotonic event time → wall clock, RFC 3339 with nanoseconds. */
+static void event_time(__u64 mono_ns, char *buf, size_t sz)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	event_wall_time(mono_ns, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, sz, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
+}
+
+json_t *event_json_text(const char *s, size_t len)
+{
+	char *clean;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	j = json_stringn(s, len);
+	if (j)
+		return j;
+	clean = utf8_sanitize(s, len);	/* bytes that are not UTF-8: keep the event, mark the bytes */
+	j = clean ? json_string(clean) : NULL;
+	free(clean);
+	return j;
+}
+
+static json_t *json_text(const char *s)
+{
+	return event_json_text(s, s ? strlen(s) : 0);
 }
 
 static json_t *net_json(const struct sbx_event *ev)
@@ -228,38 +265,37 @@ static json_t *net_json(const struct sbx_event *ev)
 json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *domain,
 		      const char *sandbox)
 {
-	char ts[64], comm[SBX_COMM_LEN + 1];
+	char ts[64];
 	bool two = ev->flags & SBX_EV_PATH2;
 	json_t *rule;
 
 	event_time(ev->ts_ns, ts, sizeof(ts));
-	memcpy(comm, ev->comm, SBX_COMM_LEN);
-	comm[SBX_COMM_LEN] = '\0';
-	rule = json_pack("{s:o, s:s}",
+	rule = json_pack("{s:o, s:o}",
 			 "id", ev->rule_id < SBX_RULE_FIRST_BUILTIN ? json_integer(ev->rule_id) : json_null(),
-			 "text", event_rule_text(ev, rule_text));
-	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:s%, s:o, s:o, s:o, s:s?, s:b, s:b, s:b, s:i,"
-			 " s:I, s:I, s:s?, s:{s:i, s:i, s:i, s:i, s:s}}",
+			 "text", json_text(event_rule_text(ev, rule_text)));
+	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:i,"
+			 " s:I, s:I, s:o, s:{s:i, s:i, s:i, s:i, s:o}}",
 			 "schema", SBX_EVENT_SCHEMA,
 			 "type", "violation",
 			 "time", ts,
 			 "ts_ns", (json_int_t)ev->ts_ns,
 			 "verdict", sbx_verdict_name(ev->verdict),
 			 "op", sbx_op_name(ev->op),
-			 "path", ev->path, (size_t)ev->path_len,
-			 "path2", two ? json_string(ev->path2) : json_null(),
+			 "path", event_json_text(ev->path, ev->path_len),
+			 "path2", two ? event_json_text(ev->path2, ev->path2_len) : json_null(),
 			 "rule", rule,
 			 "net", net_json(ev),
-			 "domain", domain,
+			 "domain", json_text(domain),
 			 "path_unresolved", !!(ev->flags & SBX_EV_PATH_UNRESOLVED),
 			 "moves_between_rules", !!(ev->flags & SBX_EV_RENAME_GUARD),
 			 "directory_only", !!(ev->flags & SBX_EV_DIRECTORY_ONLY),
 			 "errno", -ev->error,
 			 "cgroup_id", (json_int_t)ev->cgroup_id,
 			 "sandbox_cgroup_id", (json_int_t)ev->sandbox_cgroup_id,
-			 "sandbox", sandbox,
+			 "sandbox", json_text(sandbox),
 			 "process", "pid", (int)ev->tgid, "tid", (int)ev->pid,
-			 "ppid", (int)ev->ppid, "uid", (int)ev->uid, "comm", comm);
+			 "ppid", (int)ev->ppid, "uid", (int)ev->uid,
+			 "comm", event_json_text(ev->comm, strnlen(ev->comm, SBX_COMM_LEN)));
 }
 
 void events_emit(struct event_sink *sink, const struct sbx_event *ev)
@@ -299,10 +335,20 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+json_t *event_lifecycle_to_json(const char *event, const char *detail, const char *sandbox,
+				__u64 mono_ns)
+{
+	char ts[64];
+
+	event_time(mono_ns, ts, sizeof(ts));
+	return json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:o}", "schema", SBX_EVENT_SCHEMA,
+			 "type", "lifecycle", "time", ts, "ts_ns", (json_int_t)mono_ns,
+			 "event", json_text(event), "detail", json_text(detail),
+			 "sandbox", json_text(sandbox));
+}
+
 void events_lifecycle(struct event_sink *sink, const char *event, const char *detail)
 {
-	struct timespec now;
-	char ts[64];
 	json_t *obj;
 
 	if (sink->human) {
@@ -312,11 +358,7 @@ void events_lifecycle(struct event_sink *sink, const char *event, const char *de
 	}
 	if (!sink->json)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	event_time((__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec, ts, sizeof(ts));
-	obj = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?}", "schema", SBX_EVENT_SCHEMA,
-			"type", "lifecycle", "time", ts, "event", event, "detail", detail,
-			"sandbox", sink->sandbox);
+	obj = event_lifecycle_to_json(event, detail, sink->sandbox, event_mono_now());
 	if (!obj)
 		return;
 	json_dumpf(obj, sink->json, JSON_COMPACT);

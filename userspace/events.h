@@ -7,6 +7,7 @@
 #define SBX_EVENTS_H
 
 #include <stdio.h>
+#include <time.h>
 #include <jansson.h>
 #include "sbx_abi.h"
 
@@ -43,9 +44,21 @@ const char *event_rule_text(const struct sbx_event *ev, const char *policy_text)
  */
 int event_format_human(const struct sbx_event *ev, const char *rule_text, const char *domain,
 		       char *buf, size_t sz);
-/* The JSON object of one event (caller owns the reference). */
+/*
+ * The JSON object of one event (caller owns the reference). Bytes of a
+ * path, comm or rule text that are not UTF-8 come out as U+FFFD.
+ */
 json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *domain,
 		      const char *sandbox);
+/* The JSON object of a lifecycle fact (oom_kill, timeout, …) at @mono_ns. */
+json_t *event_lifecycle_to_json(const char *event, const char *detail, const char *sandbox,
+				__u64 mono_ns);
+/* A JSON string of @s[0..@len), non-UTF-8 bytes as U+FFFD; json null for NULL @s. */
+json_t *event_json_text(const char *s, size_t len);
+/* An event's CLOCK_MONOTONIC time as wall-clock (CLOCK_REALTIME) time. */
+void event_wall_time(__u64 mono_ns, struct timespec *ts);
+/* CLOCK_MONOTONIC now, in the nanoseconds events carry. */
+__u64 event_mono_now(void);
 /* "10.0.0.1:443", "[2001:db8::1]:443", "unix:/run/x.sock", "unix:@name" into @buf. */
 void event_net_target(const struct sbx_event *ev, char *buf, size_t sz);
 

@@ -30,4 +30,18 @@ char *strip(char *s);
 /* Does the comma-separated @list contain @word exactly? */
 bool list_has(const char *list, const char *word);
 
+/*
+ * Bytes of the well-formed UTF-8 sequence at @s (at most @len bytes): 1-4,
+ * or 0 when it is not one (stray continuation, overlong form, surrogate,
+ * past U+10FFFF, cut short).
+ */
+size_t utf8_seq_len(const char *s, size_t len);
+/*
+ * @s[0..@len) as a NUL-terminated string of well-formed UTF-8: each byte
+ * that is not part of a well-formed sequence becomes U+FFFD. Paths and
+ * comm names are bytes, but JSON and syslog structured data must be UTF-8.
+ * malloc'ed; NULL with errno ENOMEM.
+ */
+char *utf8_sanitize(const char *s, size_t len);
+
 #endif

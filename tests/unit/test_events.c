@@ -246,6 +246,36 @@ static void test_net_json(void **state)
 	json_decref(j);
 }
 
+/* Paths are bytes: one that is not UTF-8 still makes an event, its bad bytes as U+FFFD. */
+static void test_json_not_utf8(void **state)
+{
+	json_t *j;
+
+	(void)state;
+	make_event("/tmp/\xff\xfe-\xc3\xa9");
+	memcpy(ev.comm, "c\x80t", 4);
+	j = event_to_json(&ev, "denyRead /tmp", NULL, "s");
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "path")),
+			    "/tmp/\xef\xbf\xbd\xef\xbf\xbd-\xc3\xa9");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "process"), "comm")),
+			    "c\xef\xbf\xbdt");
+	json_decref(j);
+}
+
+static void test_lifecycle_json(void **state)
+{
+	json_t *j;
+
+	(void)state;
+	j = event_lifecycle_to_json("oom_kill", "1 process(es) killed", "agent", 5000000000ULL);
+	assert_string_equal(json_string_value(json_object_get(j, "type")), "lifecycle");
+	assert_string_equal(json_string_value(json_object_get(j, "event")), "oom_kill");
+	assert_string_equal(json_string_value(json_object_get(j, "sandbox")), "agent");
+	assert_int_equal(json_integer_value(json_object_get(j, "ts_ns")), 5000000000LL);
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +287,8 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_net_human),
 		cmocka_unit_test(test_net_json),
+		cmocka_unit_test(test_json_not_utf8),
+		cmocka_unit_test(test_lifecycle_json),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);

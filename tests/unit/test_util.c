@@ -33,6 +33,25 @@ static void test_list_has(void **state)
 	assert_false(list_has("", "bpf"));
 }
 
+static void test_utf8(void **state)
+{
+	static const char *const bad[] = {
+		"\x80", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xc3",
+	};
+	char *s;
+
+	(void)state;
+	assert_int_equal(utf8_seq_len("a", 1), 1);
+	assert_int_equal(utf8_seq_len("\xc3\xa9", 2), 2);
+	assert_int_equal(utf8_seq_len("\xe2\x82\xac", 3), 3);
+	assert_int_equal(utf8_seq_len("\xf0\x9f\x98\x80", 4), 4);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)	/* stray, overlong, surrogate, too big, cut */
+		assert_int_equal(utf8_seq_len(bad[i], strlen(bad[i])), 0);
+	s = utf8_sanitize("a\xff" "b\xc3\xa9", 5);
+	assert_string_equal(s, "a\xef\xbf\xbd" "b\xc3\xa9");
+	free(s);
+}
+
 static void test_strip(void **state)
 {
 	char s[] = "cpu io memory pids\n \t";
@@ -76,6 +95,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_release),
 		cmocka_unit_test(test_list_has),
 		cmocka_unit_test(test_strip),
+		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_cgroup_layout),
 	};
 
