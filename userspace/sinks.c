@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 
 #include "events.h"
@@ -35,6 +38,34 @@ int sink_hostname(char *buf, size_t sz)
 	if (snprintf(buf, sz, "%s", u.nodename) >= (int)sz)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int sink_parse_addr(const char *host, const char *port, struct sockaddr_storage *addr,
+		    unsigned *addrlen)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	char *end;
+	long p = strtol(port, &end, 10);
+
+	if (*port < '0' || *port > '9' || *end || p < 1 || p > 65535)
+		return -EINVAL;
+	a4.sin_port = a6.sin6_port = htons(p);
+	if (inet_pton(AF_INET, host, &a4.sin_addr) == 1) {
+		if (addr)
+			memcpy(addr, &a4, sizeof(a4));
+		if (addrlen)
+			*addrlen = sizeof(a4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &a6.sin6_addr) == 1) {
+		if (addr)
+			memcpy(addr, &a6, sizeof(a6));
+		if (addrlen)
+			*addrlen = sizeof(a6);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 int sink_boot_id(char *buf, size_t sz)

@@ -134,6 +134,14 @@ unsigned long long sink_set_dropped(const struct sink_set *set);
 /* Close every sink and save the sequence. */
 void sink_set_free(struct sink_set *set);
 
+/*
+ * "127.0.0.1" / "::1" and a port ("514") into @addr (either may be NULL to
+ * only check). 0, or -EINVAL for anything but an IP address and 1..65535.
+ */
+struct sockaddr_storage;
+int sink_parse_addr(const char *host, const char *port, struct sockaddr_storage *addr,
+		    unsigned *addrlen);
+
 /* The machine's host name (uname nodename). 0 or -errno. */
 int sink_hostname(char *buf, size_t sz);
 /* /proc/sys/kernel/random/boot_id without its newline. 0 or -errno. */
@@ -164,5 +172,55 @@ struct sink_jsonl_opts {
 };
 
 struct sink *sink_jsonl_new(const struct sink_jsonl_opts *o);
+
+/* --- syslog (RFC 5424) ---------------------------------------------------------------------- */
+
+enum syslog_transport {
+	SYSLOG_UDP,		/* RFC 5426: one datagram per message */
+	SYSLOG_TCP,		/* RFC 6587 octet counting: "LEN SP MSG" */
+	SYSLOG_UNIX,		/* a unix datagram socket such as /dev/log */
+};
+
+#define SYSLOG_DEFAULT_FACILITY	10	/* authpriv */
+#define SYSLOG_DEFAULT_SD_ID	"sbx@32473"
+#define SYSLOG_UDP_MAX		2048	/* what RFC 5426 says every receiver should take */
+#define SYSLOG_STREAM_MAX	8192	/* TCP and unix sockets */
+#define SYSLOG_QUEUE_BYTES	(256u << 10)
+
+struct syslog_target {
+	enum syslog_transport transport;
+	char host[256];			/* an IP address; for unix the socket's path */
+	char port[8];
+};
+
+/*
+ * "udp://127.0.0.1:514", "tcp://[::1]:601", "unix:///dev/log". Hosts are IP
+ * addresses: the shipped binary is static, without the resolver libraries.
+ * The port defaults to 514 (udp) and 601 (tcp).
+ * 0 or -EINVAL with @err saying what is wrong.
+ */
+int syslog_parse_target(const char *spec, struct syslog_target *t, char *err, size_t errsz);
+/* "local0" → 16, "authpriv" → 10, …; -EINVAL for an unknown name. */
+int syslog_facility(const char *name);
+/* Is @sd_id a valid enterprise SD-ID ("name@digits", RFC 5424 §6.3.2)? */
+bool syslog_valid_sd_id(const char *sd_id);
+
+struct sink_syslog_opts {
+	const char *target;
+	int facility;			/* 0..23; -1: SYSLOG_DEFAULT_FACILITY */
+	size_t max_message;		/* bytes per message; 0: the transport's default */
+	size_t queue_bytes;		/* TCP: bytes held while the receiver is away; 0: default */
+	const char *sd_id;		/* NULL: SYSLOG_DEFAULT_SD_ID */
+	const char *app_name;		/* NULL: "sbx-bpf" */
+	int connect_timeout_ms;		/* TCP; 0: 5000 */
+};
+
+struct sink *sink_syslog_new(const struct sink_syslog_opts *o);
+/* The RFC 5424 message for one event or lifecycle fact (no framing), at most @sz - 1 bytes. */
+size_t syslog_format_event(const struct sbx_event *ev, const struct sink_ctx *ctx, int facility,
+			   const char *sd_id, const char *app_name, char *buf, size_t sz);
+size_t syslog_format_lifecycle(const struct sink_lifecycle *lc, const struct sink_ctx *ctx,
+			       int facility, const char *sd_id, const char *app_name,
+			       char *buf, size_t sz);
 
 #endif

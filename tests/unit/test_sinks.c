@@ -152,7 +152,7 @@ static void test_seq_file(void **state)
 {
 	char *dir = make_tmpdir(), path[256];
 	struct sink_ident other = ident;
-	struct sink_set *set;
+	struct sink_set *set, *crashed;
 	struct sbx_event ev;
 
 	(void)state;
@@ -165,11 +165,11 @@ static void test_seq_file(void **state)
 		sink_set_emit(set, &ev, NULL);
 	sink_set_free(set);
 
-	set = sink_set_new(&ident);
-	assert_int_equal(sink_set_seq_file(set, path), 0);
-	assert_int_equal(sink_set_next_seq(set), 4);		/* clean stop: no gap */
-	sink_set_emit(set, &ev, NULL);
-	/* A crash: the set is never freed, so what is on disk is the reservation. */
+	crashed = sink_set_new(&ident);
+	assert_int_equal(sink_set_seq_file(crashed, path), 0);
+	assert_int_equal(sink_set_next_seq(crashed), 4);	/* clean stop: no gap */
+	sink_set_emit(crashed, &ev, NULL);
+	/* A crash: that set is not freed (until the end), so what is on disk is its reservation. */
 	set = sink_set_new(&ident);
 	assert_int_equal(sink_set_seq_file(set, path), 0);
 	assert_int_equal(sink_set_next_seq(set), 4 + SINK_SEQ_BLOCK);
@@ -190,6 +190,7 @@ static void test_seq_file(void **state)
 	assert_int_equal(sink_set_seq_file(set, path), 0);
 	assert_int_equal(sink_set_next_seq(set), 1);
 	sink_set_free(set);
+	sink_set_free(crashed);
 	rm_tmpdir(dir);
 }
 
