@@ -42,8 +42,7 @@ enum { SEV_WARNING = 4, SEV_NOTICE = 5, SEV_INFO = 6 };
 int syslog_parse_target(const char *spec, struct syslog_target *t, char *err, size_t errsz)
 {
 	static const char usage[] = "use udp://HOST[:PORT], tcp://HOST[:PORT] or unix:///PATH";
-	const char *rest, *host_end, *port = NULL;
-	size_t hlen;
+	const char *rest;
 
 	memset(t, 0, sizeof(*t));
 	if (!strncmp(spec, "unix://", 7)) {
@@ -60,36 +59,17 @@ int syslog_parse_target(const char *spec, struct syslog_target *t, char *err, si
 	else
 		goto bad;
 	rest = spec + 6;
-	if (*rest == '[') {			/* [IPv6]:port */
-		host_end = strchr(rest, ']');
-		if (!host_end || (host_end[1] && host_end[1] != ':'))
-			goto bad;
-		rest++;
-		port = host_end[1] ? host_end + 2 : NULL;
-	} else {
-		host_end = strchr(rest, ':');
-		port = host_end ? host_end + 1 : NULL;
-		host_end = host_end ?: rest + strlen(rest);
-	}
-	hlen = host_end - rest;
-	if (!hlen || hlen >= sizeof(t->host))
+	if (sink_split_hostport(rest, t->host, sizeof(t->host), t->port, sizeof(t->port)))
 		goto bad;
-	memcpy(t->host, rest, hlen);
+	if (!t->port[0])
+		snprintf(t->port, sizeof(t->port), "%s", t->transport == SYSLOG_UDP ? "514" : "601");
 	if (sink_parse_addr(t->host, "1", NULL, NULL)) {
 		snprintf(err, errsz, "'%s': '%s' is not an IP address (names are not resolved: the "
 			 "static binary has no resolver library)", spec, t->host);
 		return -EINVAL;
 	}
-	if (port) {
-		char *end;
-		long p = strtol(port, &end, 10);
-
-		if (*port < '0' || *port > '9' || *end || p < 1 || p > 65535)
-			goto bad;
-		snprintf(t->port, sizeof(t->port), "%ld", p);
-	} else {
-		snprintf(t->port, sizeof(t->port), "%s", t->transport == SYSLOG_UDP ? "514" : "601");
-	}
+	if (sink_parse_addr(t->host, t->port, NULL, NULL) || !strcmp(t->port, "0"))
+		goto bad;
 	return 0;
 bad:
 	snprintf(err, errsz, "'%s': not a syslog target; %s", spec, usage);

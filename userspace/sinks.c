@@ -40,6 +40,28 @@ int sink_hostname(char *buf, size_t sz)
 	return 0;
 }
 
+int sink_split_hostport(const char *spec, char *host, size_t hsz, char *port, size_t psz)
+{
+	const char *end, *p = NULL;
+
+	if (*spec == '[') {			/* [IPv6]:port */
+		end = strchr(spec, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			return -EINVAL;
+		spec++;
+		p = end[1] ? end + 2 : NULL;
+	} else {
+		end = strchr(spec, ':');
+		p = end ? end + 1 : NULL;
+		end = end ?: spec + strlen(spec);
+	}
+	if (end == spec || (size_t)(end - spec) >= hsz || (p && (!*p || strlen(p) >= psz)))
+		return -EINVAL;
+	snprintf(host, hsz, "%.*s", (int)(end - spec), spec);
+	snprintf(port, psz, "%s", p ?: "");
+	return 0;
+}
+
 int sink_parse_addr(const char *host, const char *port, struct sockaddr_storage *addr,
 		    unsigned *addrlen)
 {
@@ -48,7 +70,7 @@ int sink_parse_addr(const char *host, const char *port, struct sockaddr_storage 
 	char *end;
 	long p = strtol(port, &end, 10);
 
-	if (*port < '0' || *port > '9' || *end || p < 1 || p > 65535)
+	if (*port < '0' || *port > '9' || *end || p < 0 || p > 65535)
 		return -EINVAL;
 	a4.sin_port = a6.sin6_port = htons(p);
 	if (inet_pton(AF_INET, host, &a4.sin_addr) == 1) {
@@ -309,9 +331,12 @@ void sink_set_handle(struct sink_set *set, const struct pollfd *fds, size_t n)
 
 void sink_set_gauges(struct sink_set *set, const struct sink_gauges *g)
 {
+	struct sink_gauges all = *g;
+
+	all.records_dropped = sink_set_dropped(set);
 	for (size_t i = 0; i < set->nr; i++)
 		if (set->sinks[i]->ops->gauges)
-			set->sinks[i]->ops->gauges(set->sinks[i], g);
+			set->sinks[i]->ops->gauges(set->sinks[i], &all);
 }
 
 unsigned long long sink_set_dropped(const struct sink_set *set)

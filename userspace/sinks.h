@@ -59,6 +59,7 @@ struct sink_gauges {
 	long long policies;			/* sandboxes with a policy installed */
 	long long grants;			/* DNS-learned addresses currently open */
 	double ringbuf_fill_ratio;		/* 0..1 */
+	unsigned long long records_dropped;	/* set by sink_set_gauges(): records sinks lost */
 };
 
 struct sink;
@@ -135,8 +136,13 @@ unsigned long long sink_set_dropped(const struct sink_set *set);
 void sink_set_free(struct sink_set *set);
 
 /*
+ * "HOST:PORT", "[IPv6]:PORT" or just the host, into @host and @port (""
+ * when there is none). 0 or -EINVAL.
+ */
+int sink_split_hostport(const char *spec, char *host, size_t hsz, char *port, size_t psz);
+/*
  * "127.0.0.1" / "::1" and a port ("514") into @addr (either may be NULL to
- * only check). 0, or -EINVAL for anything but an IP address and 1..65535.
+ * only check). 0, or -EINVAL for anything but an IP address and 0..65535.
  */
 struct sockaddr_storage;
 int sink_parse_addr(const char *host, const char *port, struct sockaddr_storage *addr,
@@ -222,5 +228,25 @@ size_t syslog_format_event(const struct sbx_event *ev, const struct sink_ctx *ct
 size_t syslog_format_lifecycle(const struct sink_lifecycle *lc, const struct sink_ctx *ctx,
 			       int facility, const char *sd_id, const char *app_name,
 			       char *buf, size_t sz);
+
+/* --- Prometheus -------------------------------------------------------------------------------- */
+
+#define PROM_MAX_SANDBOXES	64
+#define PROM_MAX_CONNS		8
+#define PROM_TIMEOUT_MS		5000
+
+struct sink_prom_opts {
+	const char *listen;		/* "127.0.0.1:9464", "[::1]:9464"; NULL: no HTTP server */
+	size_t max_sandboxes;		/* label values of sandbox before "_other"; 0: default */
+	size_t max_conns;		/* HTTP connections at once; 0: default */
+	int timeout_ms;			/* per HTTP connection; 0: default */
+	const char *version;		/* for sbx_build_info; NULL: "unknown" */
+};
+
+struct sink *sink_prom_new(const struct sink_prom_opts *o);
+/* The text exposition format 0.0.4, malloc'ed; NULL with errno. */
+char *sink_prom_render(struct sink *s, size_t *len);
+/* The port the HTTP server listens on (useful after port 0), or -EINVAL. */
+int sink_prom_port(struct sink *s);
 
 #endif
