@@ -325,6 +325,13 @@ static void test_http_limits(void **state)
 	serve(s, fds, out, lens, 2, 100);		/* both accepted, both silent */
 	fds[2] = client(AF_INET, port);
 	send(fds[2], "GET /metrics HTTP/1.0\r\n\r\n", 25, 0);
+	{	/* slots full: the listening socket is not polled (a waiting client would spin the loop) */
+		struct pollfd pfd[8];
+		int timeout = -1;
+
+		assert_int_equal(s->ops->pollfds(s, pfd, 8, &timeout), 2);
+		assert_true(timeout >= 0 && timeout <= 400);	/* woken for the deadlines */
+	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	serve(s, fds + 2, out + 2, lens + 2, 1, 150);
 	assert_int_equal(lens[2], 0);			/* no free slot yet */
