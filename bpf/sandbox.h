@@ -80,6 +80,8 @@ SBX_SHARED volatile __u32 nr_sandboxes;
  * the cgroup itself, so cgroup namespaces cannot shift it.
  */
 SBX_SHARED volatile __u32 scope_set;
+/* The last policy id handed out to a sandbox of the pinned set (userspace, atomically). */
+SBX_SHARED volatile __u32 policy_seq;
 
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);

@@ -61,7 +61,6 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, bool events_
 	int c;
 
 	o->pin_dir = PIN_DIR_DEFAULT;
-	optind = 1;
 	while ((c = getopt_long(argc, argv, "jvh", longopts, NULL)) != -1) {
 		if (cli_common_opt(c))
 			continue;

@@ -503,3 +503,72 @@ bool loader__adopted(const struct sbx_loader *l)
 {
 	return !l->skel;
 }
+
+/* --- the host agent's view of the maps --------------------------------------- */
+
+__u32 loader__new_policy_id(struct sbx_loader *l)
+{
+	/* 1 is what a `run` with its own programs uses; shared ids start above it. */
+	return __atomic_add_fetch(&l->bss->policy_seq, 1, __ATOMIC_SEQ_CST) + 1;
+}
+
+int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb)
+{
+	return bpf_map_lookup_elem(l->fd[M_SANDBOXES], &cgid, sb) ? -errno : 0;
+}
+
+/* Switch @cgid to another policy in one map update: no moment without one. */
+int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
+{
+	return bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_EXIST) ? -errno : 0;
+}
+
+int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb)
+{
+	if (bpf_map_get_next_key(l->fd[M_SANDBOXES], prev, cgid))
+		return -errno;
+	return loader__get_sandbox(l, *cgid, sb);
+}
+
+/* Delete every key of @fd whose policy id (at @off in the key) is @policy_id. */
+static int purge(int fd, size_t key_size, size_t off, __u32 policy_id)
+{
+	char key[64], next[64];
+	char (*doomed)[64] = NULL;
+	size_t n = 0, cap = 0;
+	bool first = true;
+	int err = 0;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, key_size);
+		if (memcmp(key + off, &policy_id, sizeof(policy_id)))
+			continue;
+		if (n == cap) {
+			void *p = realloc(doomed, (cap = cap ? cap * 2 : 64) * sizeof(*doomed));
+
+			if (!p) {
+				free(doomed);
+				return -ENOMEM;
+			}
+			doomed = p;
+		}
+		memcpy(doomed[n++], key, key_size);
+	}
+	/* Deleted after the walk: deleting while walking restarts it. */
+	for (size_t i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, doomed[i]) && errno != ENOENT && !err)
+			err = -errno;
+	free(doomed);
+	return err;
+}
+
+int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)
+{
+	int err = purge(l->fd[M_FS_RULES], sizeof(struct sbx_fs_key),
+			offsetof(struct sbx_fs_key, policy_id), policy_id);
+	int err2 = purge(l->fd[M_NET_RULES], sizeof(struct sbx_net_key),
+			 offsetof(struct sbx_net_key, policy_id), policy_id);
+
+	return err ?: err2;
+}

@@ -64,6 +64,15 @@ struct sbx_loader *loader__open_pinned(const char *dir);
 int loader__unpin(const char *dir);
 bool loader__adopted(const struct sbx_loader *l);
 
+/* Shared sandboxes (attach/detach/list on the pinned set). */
+__u32 loader__new_policy_id(struct sbx_loader *l);
+int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb);
+int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
+/* The sandbox after @prev (NULL: the first); -ENOENT past the last. */
+int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb);
+/* Remove every fs and net rule of @policy_id. */
+int loader__purge_policy(struct sbx_loader *l, __u32 policy_id);
+
 /* Load and attach the trivial LSM probe program, then drop it. 0 or -errno. */
 int loader__probe_lsm(void);
 

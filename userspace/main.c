@@ -36,6 +36,9 @@ static const struct cmd cmds[] = {
 	{ "kill", do_kill, "SIGKILL every process of a sandbox, now" },
 	{ "daemon", do_daemon, "load and pin the programs, collect every event (host agent)" },
 	{ "unload", do_unload, "remove the pinned programs" },
+	{ "attach", do_attach, "put a cgroup under a policy (needs the daemon)" },
+	{ "detach", do_detach, "take a cgroup's policy off" },
+	{ "list", do_list, "list the cgroups under a policy" },
 	{ "version", do_version, "print the version" },
 	{ "help", do_help, "show this help" },
 };
