@@ -97,6 +97,7 @@ static int fail_type(struct actx *c, const json_t *v, const char *want)
 
 static int want_string(struct actx *c, json_t *v, const char **out)
 {
+	*out = "";
 	if (!json_is_string(v))
 		return fail_type(c, v, "a string");
 	*out = json_string_value(v);
