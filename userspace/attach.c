@@ -25,6 +25,7 @@
 #include "loader.h"
 #include "netrules.h"
 #include "policy.h"
+#include "sbxstate.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
 
@@ -132,7 +133,8 @@ static int load(const struct attach_opts *o, struct policy *p)
 }
 
 /* Rules in, then the sandbox entry (new or switched), then the old rules out. */
-static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u64 cgid)
+static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u64 cgid,
+		   const char *path)
 {
 	struct fs_compiled fs = {};
 	struct net_compiled net = {};
@@ -152,6 +154,14 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u
 		sb.any_depth_mask = fs.any_depth_mask;
 		err = had ? loader__replace_sandbox(l, cgid, &sb) :
 			    loader__add_sandbox(l, cgid, sb.policy_id, sb.flags, sb.any_depth_mask);
+	}
+	if (!err) {
+		struct state_entry e = { .cgroup = path, .cgroup_id = cgid, .policy_id = sb.policy_id,
+					 .audit = audit };
+
+		/* Only the record is missing: events lose their rule texts, enforcement stands. */
+		if (state_write(SBX_STATE_DIR, &e, p))
+			p_warn("cannot record the policy under %s: events will not name rules", SBX_STATE_DIR);
 	}
 	if (err)
 		loader__purge_policy(l, sb.policy_id);
@@ -188,7 +198,7 @@ int do_attach(int argc, char **argv)
 	if (!ret && !(l = open_pinned(o.pin_dir)))
 		ret = 1;
 	if (!ret)
-		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, cgid);
+		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, cgid, path);
 	loader__destroy(l);
 	policy_free(&p);
 	return ret;
@@ -219,6 +229,8 @@ int do_detach(int argc, char **argv)
 		p_err("detach: %s", strerror(-ret));
 	else
 		loader__purge_policy(l, sb.policy_id);
+	if (!ret)
+		state_remove(SBX_STATE_DIR, cgid);
 	loader__destroy(l);
 	return ret ? 1 : 0;
 }
@@ -244,15 +256,22 @@ int do_list(int argc, char **argv)
 		return 1;
 	}
 	while (!loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
+		json_t *st = state_read(SBX_STATE_DIR, cgid);
+		const char *name = json_string_value(json_object_get(st, "policy"));
+		const char *hash = json_string_value(json_object_get(st, "policy_hash"));
+		const char *cg = json_string_value(json_object_get(st, "cgroup"));
+		const char *mode = sb.flags & SBX_SANDBOX_AUDIT ? "audit" : "enforce";
+
 		first = false;
 		prev = cgid;
 		if (cli.json)
-			json_array_append_new(arr, json_pack("{s:I, s:i, s:s}", "cgroup_id", (json_int_t)cgid,
-							     "policy_id", (int)sb.policy_id, "mode",
-							     sb.flags & SBX_SANDBOX_AUDIT ? "audit" : "enforce"));
+			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s}",
+							     "cgroup", cg, "cgroup_id", (json_int_t)cgid,
+							     "policy_id", (int)sb.policy_id, "policy", name,
+							     "policy_hash", hash, "mode", mode));
 		else
-			printf("%llu\tpolicy %u\t%s\n", (unsigned long long)cgid, sb.policy_id,
-			       sb.flags & SBX_SANDBOX_AUDIT ? "audit" : "enforce");
+			printf("%s\t%s\t%s\t%s\n", cg ? cg : "?", name ? name : "?", hash ? hash : "?", mode);
+		json_decref(st);
 	}
 	if (cli.json)
 		print_json(arr);

@@ -18,13 +18,16 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
 #include "events.h"
 #include "loader.h"
+#include "sbxstate.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
 
@@ -80,6 +83,56 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, bool events_
 usage:
 	daemon_usage(stderr);
 	return EXIT_USAGE;
+}
+
+/*
+ * Rule texts for events: the daemon never saw the policies, `attach`
+ * recorded them (sbxstate.h). One cached record per sandbox cgroup, read
+ * again when its file changed (a replaced policy).
+ */
+#define RULE_CACHE	64
+
+struct rule_cache {
+	struct {
+		__u64 cgid;
+		struct timespec mtime;
+		json_t *st;
+	} e[RULE_CACHE];
+	unsigned next;
+};
+
+static json_t *cached_state(struct rule_cache *c, __u64 cgid)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	unsigned i, slot;
+
+	snprintf(path, sizeof(path), "%s/%llu.json", SBX_STATE_DIR, (unsigned long long)cgid);
+	if (stat(path, &sb))
+		return NULL;
+	for (i = 0; i < RULE_CACHE; i++)
+		if (c->e[i].st && c->e[i].cgid == cgid &&
+		    c->e[i].mtime.tv_sec == sb.st_mtim.tv_sec && c->e[i].mtime.tv_nsec == sb.st_mtim.tv_nsec)
+			return c->e[i].st;
+	slot = c->next++ % RULE_CACHE;
+	json_decref(c->e[slot].st);
+	c->e[slot].st = state_read(SBX_STATE_DIR, cgid);
+	c->e[slot].cgid = cgid;
+	c->e[slot].mtime = sb.st_mtim;
+	return c->e[slot].st;
+}
+
+static const char *rule_text_cb(void *ctx, const struct sbx_event *ev)
+{
+	json_t *st = cached_state(ctx, ev->sandbox_cgroup_id);
+
+	return st ? state_rule_text(st, ev->rule_id) : NULL;
+}
+
+static void rule_cache_free(struct rule_cache *c)
+{
+	for (unsigned i = 0; i < RULE_CACHE; i++)
+		json_decref(c->e[i].st);
 }
 
 /* Adopt the pinned set, or load and pin a new one. NULL after saying why. */
@@ -146,7 +199,8 @@ static int serve(struct sbx_loader *l, struct event_sink *sink)
 
 int do_daemon(int argc, char **argv)
 {
-	struct event_sink sink = { .human = stderr };
+	static struct rule_cache cache;
+	struct event_sink sink = { .human = stderr, .rule_text = rule_text_cb, .rule_ctx = &cache };
 	struct daemon_opts o = {};
 	struct sbx_loader *l;
 	int ret;
@@ -166,6 +220,7 @@ int do_daemon(int argc, char **argv)
 	loader__destroy(l);	/* the pinned links keep the programs attached */
 	if (sink.json && sink.json != stdout)
 		fclose(sink.json);
+	rule_cache_free(&cache);
 	return ret;
 }
 

@@ -27,6 +27,8 @@ check attach/other-ok "$(inside sbx-probe open "$W/data/other" 2>/dev/null)" OK
 check attach/outside-ok "$(sbx-probe open "$W/data/secret" 2>/dev/null)" OK
 out=$(sbx-bpf list --json | jq -r 'length')
 check list/one "$out" 1
+out=$(sbx-bpf list --json | jq -r ".[0] | [.cgroup, .policy, .mode, (.policy_hash | length)] | join(\" \")")
+check list/fields "$out" "$CG $W/p1.json enforce 16"
 
 # kill -9: the pinned links keep enforcing; the denial waits in the ring buffer.
 kill -9 "$D"; wait "$D" 2>/dev/null
@@ -36,7 +38,8 @@ D=$!
 sleep 2
 grep -q adopted "$W/d2.err" && pass restart/adopted || fail restart/adopted "$(cat "$W/d2.err")"
 check_json restart/backlog-collected "$W/ev2.json" \
-	"any(.[]; .op == \"read\" and .path == \"$W/data/secret\" and .verdict == \"denied\")"
+	"any(.[]; .op == \"read\" and .path == \"$W/data/secret\" and .verdict == \"denied\" and
+	 .rule.text == \"denyRead $W/data/secret\")"
 
 # Replacement: a process looping on open never sees both files readable at once.
 inside sh -c "i=0; while [ \$i -lt 400 ]; do a=\$(sbx-probe open $W/data/secret 2>/dev/null);
@@ -54,6 +57,8 @@ sbx-bpf detach "$CG"
 check detach/exit "$?" 0
 check detach/open "$(inside sbx-probe open "$W/data/other" 2>/dev/null)" OK
 check list/empty "$(sbx-bpf list --json | jq -r 'length')" 0
+[ -e "/run/sbx-bpf/sandboxes/$(stat -c %i "$CG").json" ] && fail detach/record-removed "still there" ||
+	pass detach/record-removed
 sbx-bpf attach "$CG" --policy "$W/nope.json" 2>/dev/null
 check attach/bad-policy-exit "$?" 2
 
