@@ -36,5 +36,6 @@ int do_unload(int argc, char **argv);
 int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
 int do_list(int argc, char **argv);
+int do_status(int argc, char **argv);
 
 #endif

@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <limits.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <bpf/libbpf.h>
@@ -30,6 +33,7 @@
 #include "sbxstate.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
+#define DAEMON_LOCK	"/run/sbx-bpf/daemon.pid"	/* flock()ed while a daemon runs; holds its pid */
 
 struct daemon_opts {
 	const char *pin_dir;
@@ -197,13 +201,54 @@ static int serve(struct sbx_loader *l, struct event_sink *sink)
 	return 0;
 }
 
+/*
+ * One daemon at a time: two would race for the ring buffer. The lock is
+ * the pid file itself, held (flock) for the daemon's life, so a crashed
+ * daemon never leaves a stale lock. Returns the fd, or -1 after saying why.
+ */
+static int daemon_lock(void)
+{
+	char pid[32];
+	int fd;
+
+	mkdir("/run/sbx-bpf", 0755);
+	fd = open(DAEMON_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		p_err("cannot open %s: %s", DAEMON_LOCK, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		p_err("another sbx-bpf daemon is running (%s is locked)", DAEMON_LOCK);
+		close(fd);
+		return -1;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, strlen(pid), 0) < 0)
+		p_warn("cannot write %s: %s", DAEMON_LOCK, strerror(errno));
+	return fd;
+}
+
+/* The running daemon's pid, or 0 when none holds the lock. */
+static int daemon_pid(void)
+{
+	char buf[32] = "";
+	int fd = open(DAEMON_LOCK, O_RDONLY | O_CLOEXEC), pid = 0;
+
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK && read(fd, buf, sizeof(buf) - 1) > 0)
+		pid = atoi(buf);
+	close(fd);
+	return pid;
+}
+
 int do_daemon(int argc, char **argv)
 {
 	static struct rule_cache cache;
 	struct event_sink sink = { .human = stderr, .rule_text = rule_text_cb, .rule_ctx = &cache };
 	struct daemon_opts o = {};
 	struct sbx_loader *l;
-	int ret;
+	int ret, lock;
 
 	ret = parse_opts(argc, argv, &o, true);
 	if (ret)
@@ -215,9 +260,12 @@ int do_daemon(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	l = adopt_or_load(o.pin_dir);
+	lock = daemon_lock();
+	l = lock >= 0 ? adopt_or_load(o.pin_dir) : NULL;
 	ret = l ? serve(l, &sink) : 1;
 	loader__destroy(l);	/* the pinned links keep the programs attached */
+	if (lock >= 0)
+		close(lock);
 	if (sink.json && sink.json != stdout)
 		fclose(sink.json);
 	rule_cache_free(&cache);
@@ -238,4 +286,60 @@ int do_unload(int argc, char **argv)
 		return 1;
 	}
 	return 0;
+}
+
+static json_t *fill_json(struct sbx_loader *l, enum loader_fill which)
+{
+	__u32 used, max;
+
+	if (loader__fill(l, which, &used, &max))
+		return json_null();
+	return json_pack("{s:i, s:i}", "used", (int)used, "max", (int)max);
+}
+
+/* `status`: is enforcement pinned, how full are the maps, is a daemon collecting. */
+int do_status(int argc, char **argv)
+{
+	static const char *const names[] = { "sandboxes", "fs_rules", "net_rules", "dns_allow" };
+	struct daemon_opts o = {};
+	struct sbx_loader *l;
+	__u64 lost = 0, denied = 0;
+	json_t *st, *maps;
+	bool pinned;
+	int ret, pid;
+
+	ret = parse_opts(argc, argv, &o, false);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	pid = daemon_pid();
+	l = loader__open_pinned(o.pin_dir);
+	maps = json_object();
+	for (int i = 0; l && i < 4; i++)
+		json_object_set_new(maps, names[i], fill_json(l, (enum loader_fill)i));
+	if (l) {
+		loader__stat(l, SBX_STAT_EVENTS_LOST, &lost);
+		loader__stat(l, SBX_STAT_DENIED, &denied);
+	}
+	pinned = l != NULL;
+	st = json_pack("{s:s, s:b, s:o, s:o, s:o, s:I, s:I}", "pin_dir", o.pin_dir, "pinned", pinned,
+		       "reason", pinned ? json_null() : json_string(strerror(errno)),
+		       "daemon", pid ? json_pack("{s:i}", "pid", pid) : json_null(), "maps", maps,
+		       "denied", (json_int_t)denied, "events_lost", (json_int_t)lost);
+	loader__destroy(l);
+	if (cli.json) {
+		print_json(st);
+		return pinned ? 0 : 1;
+	}
+	printf("enforcement: %s\n", json_is_true(json_object_get(st, "pinned")) ? "pinned" : "not pinned");
+	printf("daemon:      %s\n", pid ? "running" : "not running (events wait in the ring buffer)");
+	for (int i = 0; i < 4; i++) {
+		json_t *m = json_object_get(maps, names[i]);
+
+		if (m)
+			printf("%-12s %lld / %lld\n", names[i], json_integer_value(json_object_get(m, "used")),
+			       json_integer_value(json_object_get(m, "max")));
+	}
+	printf("denied:      %llu\nevents lost: %llu\n", (unsigned long long)denied, (unsigned long long)lost);
+	json_decref(st);
+	return pinned ? 0 : 1;
 }

@@ -572,3 +572,37 @@ int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)
 
 	return err ?: err2;
 }
+
+/* Entries in use and capacity of one map, for `status`. Counting walks the keys. */
+static int map_fill(int fd, __u32 *used, __u32 *max)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char key[64], next[64];
+	bool first = true;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*max = info.max_entries;
+	*used = 0;
+	if (info.key_size > sizeof(key))
+		return -E2BIG;
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, info.key_size);
+		++*used;
+	}
+	return 0;
+}
+
+int loader__fill(struct sbx_loader *l, enum loader_fill which, __u32 *used, __u32 *max)
+{
+	static const enum loader_map m[] = {
+		[LOADER_FILL_SANDBOXES] = M_SANDBOXES, [LOADER_FILL_FS_RULES] = M_FS_RULES,
+		[LOADER_FILL_NET_RULES] = M_NET_RULES, [LOADER_FILL_DNS] = M_DNS_ALLOW,
+	};
+
+	if ((unsigned)which >= sizeof(m) / sizeof(m[0]))
+		return -EINVAL;
+	return map_fill(l->fd[m[which]], used, max);
+}

@@ -73,6 +73,10 @@ int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, s
 /* Remove every fs and net rule of @policy_id. */
 int loader__purge_policy(struct sbx_loader *l, __u32 policy_id);
 
+/* How full the maps are (status). */
+enum loader_fill { LOADER_FILL_SANDBOXES, LOADER_FILL_FS_RULES, LOADER_FILL_NET_RULES, LOADER_FILL_DNS };
+int loader__fill(struct sbx_loader *l, enum loader_fill which, __u32 *used, __u32 *max);
+
 /* Load and attach the trivial LSM probe program, then drop it. 0 or -errno. */
 int loader__probe_lsm(void);
 

@@ -39,6 +39,7 @@ static const struct cmd cmds[] = {
 	{ "attach", do_attach, "put a cgroup under a policy (needs the daemon)" },
 	{ "detach", do_detach, "take a cgroup's policy off" },
 	{ "list", do_list, "list the cgroups under a policy" },
+	{ "status", do_status, "pinned programs, map fill levels, drops, daemon health" },
 	{ "version", do_version, "print the version" },
 	{ "help", do_help, "show this help" },
 };

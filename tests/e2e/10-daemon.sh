@@ -27,11 +27,16 @@ check attach/other-ok "$(inside sbx-probe open "$W/data/other" 2>/dev/null)" OK
 check attach/outside-ok "$(sbx-probe open "$W/data/secret" 2>/dev/null)" OK
 out=$(sbx-bpf list --json | jq -r 'length')
 check list/one "$out" 1
+out=$(sbx-bpf status --json | jq -r "[.pinned, (.daemon.pid == $D), .maps.sandboxes.used, (.maps.fs_rules.used > 0)] | join(\" \")")
+check status/running "$out" "true true 1 true"
+sbx-bpf daemon 2>"$W/d-second.err"
+check daemon/single-instance "$?" 1
 out=$(sbx-bpf list --json | jq -r ".[0] | [.cgroup, .policy, .mode, (.policy_hash | length)] | join(\" \")")
 check list/fields "$out" "$CG $W/p1.json enforce 16"
 
 # kill -9: the pinned links keep enforcing; the denial waits in the ring buffer.
 kill -9 "$D"; wait "$D" 2>/dev/null
+check status/daemon-gone "$(sbx-bpf status --json | jq -r '[.pinned, .daemon] | join(" ")')" "true "
 check kill9/still-denied "$(inside sbx-probe open "$W/data/secret" 2>/dev/null)" EACCES
 sbx-bpf daemon --events "$W/ev2.json" 2>"$W/d2.err" &
 D=$!
@@ -66,4 +71,6 @@ kill "$D"; wait "$D" 2>/dev/null
 sbx-bpf unload
 check unload/exit "$?" 0
 [ -e "$PIN" ] && fail unload/removed "$(ls -R "$PIN" | head)" || pass unload/removed
+sbx-bpf status >/dev/null 2>&1
+check status/not-pinned "$?" 1
 rmdir "$CG" 2>/dev/null
