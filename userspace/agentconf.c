@@ -247,7 +247,7 @@ static int syslog_format_key(struct actx *c, json_t *v, struct agent_sink_conf *
 static int syslog_max_message(struct actx *c, json_t *v, struct agent_sink_conf *s)
 {
 	long long n;
-	int err = want_bytes(c, v, 480, 1 << 20, &n);
+	int err = want_bytes(c, v, SYSLOG_MIN_MESSAGE, 1 << 20, &n);
 
 	s->syslog.max_message = n;
 	return err;

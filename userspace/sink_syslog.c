@@ -294,8 +294,11 @@ static size_t compose(char *buf, size_t sz, const struct msg_head *h, const stru
 	size_t len = header(buf, sz, h, src->ctx, app_name), mlen = strlen(msg);
 	bool ascii = true;
 
-	if (len + 2 >= sz)
-		return sz > 1 ? (buf[sz - 1] = '\0', sz - 1) : 0;
+	if (len + 2 >= sz) {		/* not even the header: nothing worth sending */
+		if (sz)
+			buf[0] = '\0';
+		return 0;
+	}
 	fit_sd(&d, src, sz - len - 2);
 	if (!d.len) {
 		sdbuf[0] = '-';
@@ -551,6 +554,10 @@ static int send_datagram(struct syslog_sink *s, const char *msg, size_t len)
 
 static int syslog_send(struct syslog_sink *s, size_t len)
 {
+	if (!len) {
+		s->base.dropped++;
+		return -EMSGSIZE;
+	}
 	if (s->state == DOWN && now_ms() >= s->retry_at)
 		conn_start(s);
 	if (s->t.transport == SYSLOG_TCP)
@@ -715,6 +722,8 @@ static int syslog_init(struct syslog_sink *s, const struct sink_syslog_opts *o)
 		return -EINVAL;
 	s->facility = o->facility < 0 ? SYSLOG_DEFAULT_FACILITY : o->facility;
 	s->max_message = o->max_message ?: s->t.transport == SYSLOG_UDP ? SYSLOG_UDP_MAX : SYSLOG_STREAM_MAX;
+	if (s->max_message < SYSLOG_MIN_MESSAGE)
+		s->max_message = SYSLOG_MIN_MESSAGE;
 	s->qcap = s->t.transport == SYSLOG_TCP ? (o->queue_bytes ?: SYSLOG_QUEUE_BYTES) : 0;
 	s->connect_timeout = o->connect_timeout_ms ?: CONNECT_TIMEOUT_MS;
 	s->backoff = BACKOFF_MIN_MS;

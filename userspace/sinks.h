@@ -191,6 +191,7 @@ enum syslog_transport {
 #define SYSLOG_DEFAULT_SD_ID	"sbx@32473"
 #define SYSLOG_UDP_MAX		2048	/* what RFC 5426 says every receiver should take */
 #define SYSLOG_STREAM_MAX	8192	/* TCP and unix sockets */
+#define SYSLOG_MIN_MESSAGE	480	/* every receiver takes this much (RFC 5426); less is raised to it */
 #define SYSLOG_QUEUE_BYTES	(256u << 10)
 
 struct syslog_target {
@@ -214,7 +215,7 @@ bool syslog_valid_sd_id(const char *sd_id);
 struct sink_syslog_opts {
 	const char *target;
 	int facility;			/* 0..23; -1: SYSLOG_DEFAULT_FACILITY */
-	size_t max_message;		/* bytes per message; 0: the transport's default */
+	size_t max_message;		/* bytes per message (at least 480); 0: the transport's default */
 	size_t queue_bytes;		/* TCP: bytes held while the receiver is away; 0: default */
 	const char *sd_id;		/* NULL: SYSLOG_DEFAULT_SD_ID */
 	const char *app_name;		/* NULL: "sbx-bpf" */

@@ -282,9 +282,13 @@ static void test_format_truncation(void **state)
 	assert_int_equal(parse5424(buf, len, &m), 0);
 	assert_null(param(&m, "truncated"));			/* room enough: all of it */
 	assert_string_equal(param(&m, "path"), path);
-	/* Not even the header fits: no half structured data. */
+	/* Room for the header only: the NILVALUE, no half structured data. */
 	len = syslog_format_event(&ev, &ctx, 10, "sbx@32473", "sbx-bpf", buf, 90);
 	assert_true(len < 90);
+	assert_int_equal(parse5424(buf, len, &m), 0);
+	assert_true(m.nil_sd);
+	/* Not even the header fits: nothing, rather than a broken message. */
+	assert_int_equal(syslog_format_event(&ev, &ctx, 10, "sbx@32473", "sbx-bpf", buf, 40), 0);
 }
 
 /* --- real receivers ------------------------------------------------------------------------- */
