@@ -219,7 +219,8 @@ static void test_open(void **state)
 	assert_true(recv(udp, buf, sizeof(buf) - 1, 0) > 0);
 	assert_int_equal(strncmp(buf, "<84>1 ", 6), 0);
 	text = sink_prom_render(sink_set_get(set, 2), NULL);
-	assert_non_null(strstr(text, "sbx_build_info{version=\"7.7\",abi=\"3\"} 1"));
+	snprintf(buf, sizeof(buf), "sbx_build_info{version=\"7.7\",abi=\"%d\"} 1", SBX_ABI_VERSION);
+	assert_non_null(strstr(text, buf));
 	assert_non_null(strstr(text, "sbx_sandbox_violations_total{sandbox=\"agent\"} 1"));
 	free(text);
 	sink_set_free(set);

@@ -86,7 +86,7 @@ static void test_render(void **state)
 	struct sink_ctx a = { .sandbox = "a" }, b = { .sandbox = "b" };
 	struct sink *s = prom(NULL, 0, 0, 0);
 	struct sbx_event ev;
-	char *text;
+	char *text, series[96];
 
 	(void)state;
 	assert_int_equal(sink_set_add(set, s), 0);
@@ -107,7 +107,8 @@ static void test_render(void **state)
 	assert_int_equal(check_format(text), 2 * (SBX_OP__MAX - 1) + 1 + 3 + 7 + 5);
 	assert_non_null(strstr(text, "# TYPE sbx_violations_total counter\n"));
 	assert_non_null(strstr(text, "# TYPE sbx_policies gauge\n"));
-	assert_true(sample(text, "sbx_build_info{version=\"1.2.3\",abi=\"3\"}") == 1);
+	snprintf(series, sizeof(series), "sbx_build_info{version=\"1.2.3\",abi=\"%d\"}", SBX_ABI_VERSION);
+	assert_true(sample(text, series) == 1);
 	assert_true(sample(text, "sbx_violations_total{op=\"read\",verdict=\"denied\"}") == 3);
 	assert_true(sample(text, "sbx_violations_total{op=\"read\",verdict=\"audit\"}") == 1);
 	assert_true(sample(text, "sbx_violations_total{op=\"connect\",verdict=\"denied\"}") == 1);
