@@ -89,7 +89,7 @@ $(BUILD)/obj/presets.o $(BUILD)/static/presets.o: userspace/presets.S $(PRESETS)
 $(BUILD)/version.h: FORCE | $(BUILD)
 	$(Q)echo '#define SBX_VERSION "$(VERSION)"' | cmp -s - $@ || \
 		echo '#define SBX_VERSION "$(VERSION)"' > $@
-$(BUILD)/static/main.o $(BUILD)/obj/main.o: $(BUILD)/version.h
+$(BUILD)/static/main.o $(BUILD)/obj/main.o $(BUILD)/static/daemon.o: $(BUILD)/version.h
 .PHONY: FORCE
 
 # The shipped binary is static and never sanitized: it must drop into any VM.

@@ -132,6 +132,27 @@ static int load(const struct attach_opts *o, struct policy *p)
 	return err ? EXIT_USAGE : 0;
 }
 
+/*
+ * Sandboxes on @path's ancestors: the kernel judges at most SBX_NEST_MAX
+ * levels for one task (a deeper one is denied everything), so attach
+ * refuses to go deeper.
+ */
+static int ancestors_with_policy(struct sbx_loader *l, const char *path)
+{
+	char p[PATH_MAX], *slash;
+	struct sbx_sandbox sb;
+	__u64 id;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while ((slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		if (!cgroup_id_of(p, &id) && !loader__get_sandbox(l, id, &sb))
+			n++;
+	}
+	return n;
+}
+
 /* Rules in, then the sandbox entry (new or switched), then the old rules out. */
 static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u64 cgid,
 		   const char *path)
@@ -197,6 +218,11 @@ int do_attach(int argc, char **argv)
 		ret = 1;
 	if (!ret && !(l = open_pinned(o.pin_dir)))
 		ret = 1;
+	if (!ret && ancestors_with_policy(l, path) >= SBX_NEST_MAX) {
+		p_err("attach: %s already lies below %d cgroups with policies, the most one task can have",
+		      path, SBX_NEST_MAX - 1);
+		ret = EXIT_USAGE;
+	}
 	if (!ret)
 		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, cgid, path);
 	loader__destroy(l);

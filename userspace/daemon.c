@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -31,6 +32,9 @@
 #include "events.h"
 #include "loader.h"
 #include "sbxstate.h"
+#include "agentconf.h"
+#include "sinks.h"
+#include "version.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
 #define DAEMON_LOCK	"/run/sbx-bpf/daemon.pid"	/* flock()ed while a daemon runs; holds its pid */
@@ -38,12 +42,13 @@
 struct daemon_opts {
 	const char *pin_dir;
 	const char *events_path;
+	const char *config;
 };
 
 static void daemon_usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: sbx-bpf daemon [--pin-dir DIR] [--events FILE]\n"
+		"Usage: sbx-bpf daemon [--pin-dir DIR] [--events FILE] [--config FILE]\n"
 		"       sbx-bpf unload [--pin-dir DIR]\n"
 		"\n"
 		"daemon: load the enforcement programs and pin them under DIR (default\n"
@@ -51,8 +56,10 @@ static void daemon_usage(FILE *out)
 		"this build; then print every event (stderr; --events FILE: JSON lines,\n"
 		"'-' = stdout) until SIGTERM/SIGINT. The programs stay attached when the\n"
 		"daemon exits, however it exits.\n"
+		"--config FILE: the sinks (JSON lines, OCSF, syslog, Prometheus; docs/agent.md),\n"
+		"default %s when it exists. SIGHUP reopens their files.\n"
 		"unload: remove the pinned set; enforcement ends with its last user.\n",
-		PIN_DIR_DEFAULT);
+		PIN_DIR_DEFAULT, AGENT_CONFIG_PATH);
 }
 
 static int parse_opts(int argc, char **argv, struct daemon_opts *o, bool events_ok)
@@ -60,6 +67,7 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, bool events_
 	static const struct option longopts[] = {
 		{ "pin-dir", required_argument, NULL, 'p' },
 		{ "events", required_argument, NULL, 'e' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -77,6 +85,11 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, bool events_
 			if (!events_ok)
 				goto usage;
 			o->events_path = optarg;
+			break;
+		case 'c':
+			if (!events_ok)
+				goto usage;
+			o->config = optarg;
 			break;
 		case 'h': daemon_usage(stdout); return -1;
 		default: goto usage;
@@ -169,31 +182,98 @@ static struct sbx_loader *adopt_or_load(const char *dir)
 	return l;
 }
 
-static int serve(struct sbx_loader *l, struct event_sink *sink)
+/* Every event also goes to the configured sinks, with the texts events.c resolved. */
+static void forward_cb(void *ctx, const struct sbx_event *ev, const char *rule_text, const char *domain)
+{
+	struct sink_ctx c = { .rule_text = rule_text, .domain = domain };
+
+	sink_set_emit(ctx, ev, &c);
+}
+
+/* The sinks of --config (or the default file when it exists); NULL set with no config. 0 or 1. */
+static int open_sinks(const struct daemon_opts *o, struct agent_config *cfg, struct sink_set **set)
+{
+	const char *file = o->config ? o->config : AGENT_CONFIG_PATH;
+	struct agent_diag d = {};
+
+	*set = NULL;
+	if (!o->config && access(file, F_OK))
+		return 0;
+	if (agent_config_load(cfg, file, &d)) {
+		p_err("%s", d.error);
+		return EXIT_USAGE;
+	}
+	*set = sink_set_new(&(struct sink_ident){ .host = cfg->host, .version = SBX_VERSION });
+	if (!*set) {
+		p_err("out of memory");
+		return 1;
+	}
+	if (sink_set_seq_file(*set, "/run/sbx-bpf/seq"))
+		p_warn("cannot keep the sequence in /run/sbx-bpf/seq: a restart starts it again");
+	if (agent_sinks_open(cfg, *set, SBX_VERSION, &d)) {
+		p_err("%s", d.error);
+		return 1;
+	}
+	return 0;
+}
+
+static void gauges(struct sbx_loader *l, struct sink_set *set)
+{
+	struct sink_gauges g = {};
+	__u64 lost = 0;
+	__u32 used, max;
+
+	loader__stat(l, SBX_STAT_EVENTS_LOST, &lost);
+	g.events_dropped = lost;
+	if (!loader__fill(l, LOADER_FILL_SANDBOXES, &used, &max))
+		g.policies = used;
+	sink_set_gauges(set, &g);
+}
+
+#define SINK_FDS	64
+
+static int serve(struct sbx_loader *l, struct event_sink *sink, struct sink_set *set)
 {
 	struct ring_buffer *rb = events_open(loader__events_fd(l), sink);
 	struct signalfd_siginfo si;
-	struct pollfd fds[2];
+	struct pollfd fds[2 + SINK_FDS];
+	time_t last_gauges = 0;
 	sigset_t mask;
-	int sfd;
+	int sfd, timeout;
+	size_t n = 0;
 
 	if (!rb) {
 		p_err("cannot open the event ring buffer: %s", strerror(errno));
 		return 1;
 	}
+	signal(SIGPIPE, SIG_IGN);	/* a sink's reader that went away is a drop, not our death */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	fds[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
 	fds[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	for (;;) {
-		if (poll(fds, 2, 1000) < 0 && errno != EINTR)
+		timeout = 1000;
+		n = set ? sink_set_pollfds(set, fds + 2, SINK_FDS, &timeout) : 0;
+		if (poll(fds, 2 + n, timeout) < 0 && errno != EINTR)
 			break;
 		ring_buffer__consume(rb);
-		if ((fds[1].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si))
+		if (set) {
+			sink_set_handle(set, fds + 2, n);
+			if (time(NULL) != last_gauges) {
+				last_gauges = time(NULL);
+				gauges(l, set);
+			}
+		}
+		if (!(fds[1].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGHUP)
 			break;
+		if (set)
+			sink_set_reopen(set);
 	}
 	ring_buffer__consume(rb);
 	ring_buffer__free(rb);
@@ -247,8 +327,10 @@ int do_daemon(int argc, char **argv)
 	static struct rule_cache cache;
 	struct event_sink sink = { .human = stderr, .rule_text = rule_text_cb, .rule_ctx = &cache };
 	struct daemon_opts o = {};
-	struct sbx_loader *l;
-	int ret, lock;
+	struct agent_config cfg = {};
+	struct sink_set *set = NULL;
+	struct sbx_loader *l = NULL;
+	int ret, lock = -1;
 
 	ret = parse_opts(argc, argv, &o, true);
 	if (ret)
@@ -260,12 +342,23 @@ int do_daemon(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	ret = open_sinks(&o, &cfg, &set);
+	if (ret)
+		goto out;
+	sink.forward = set ? forward_cb : NULL;
+	sink.forward_ctx = set;
 	lock = daemon_lock();
 	l = lock >= 0 ? adopt_or_load(o.pin_dir) : NULL;
-	ret = l ? serve(l, &sink) : 1;
+	ret = l ? serve(l, &sink, set) : 1;
 	loader__destroy(l);	/* the pinned links keep the programs attached */
 	if (lock >= 0)
 		close(lock);
+out:
+	if (set) {
+		sink_set_flush(set);
+		sink_set_free(set);
+	}
+	agent_config_free(&cfg);
 	if (sink.json && sink.json != stdout)
 		fclose(sink.json);
 	rule_cache_free(&cache);

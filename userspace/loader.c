@@ -377,6 +377,8 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 
 	if (!l->skel)
 		return -EINVAL;	/* adopted: already pinned */
+	/* Shared sandboxes may nest (attach): every cgroup level is judged. */
+	l->bss->nest_set = 1;
 	err = mkdirs(dir);
 	for (int i = 0; !err && i < NR_MAPS; i++)
 		err = pin_path(p, sizeof(p), dir, "maps", map_pin_names[i]) ?:
