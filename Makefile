@@ -42,7 +42,7 @@ SBX_PARTS  := fs net
 BPF_PROGS  := sbx probe
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
-CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c userspace/lifecycle.c
+CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c userspace/lifecycle.c userspace/daemon.c userspace/attach.c
 LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard userspace/*.c))
 # The preset policies, linked in as data (presets.S .incbin's policies/*.json).
 PRESETS	   := $(wildcard policies/*.json)
@@ -89,7 +89,7 @@ $(BUILD)/obj/presets.o $(BUILD)/static/presets.o: userspace/presets.S $(PRESETS)
 $(BUILD)/version.h: FORCE | $(BUILD)
 	$(Q)echo '#define SBX_VERSION "$(VERSION)"' | cmp -s - $@ || \
 		echo '#define SBX_VERSION "$(VERSION)"' > $@
-$(BUILD)/static/main.o $(BUILD)/obj/main.o: $(BUILD)/version.h
+$(BUILD)/static/main.o $(BUILD)/obj/main.o $(BUILD)/static/daemon.o: $(BUILD)/version.h
 .PHONY: FORCE
 
 # The shipped binary is static and never sanitized: it must drop into any VM.

@@ -329,35 +329,28 @@ static __always_inline __u32 match_mask(__u32 mask, __u32 need)
 }
 
 /* Judge the path already in ev.path (or its failure @res) for @need. */
-static __always_inline int judge_path(struct judge *j, int res, struct dentry *d,
-				      __u32 op, __u32 need)
+/*
+ * What the policy of the sandbox @j judges for says about the path in the
+ * walk buffer: 1 (denied: *@rule, and *@op turned into "read" when reading
+ * was what a write-open was refused for), or 0.
+ */
+static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u32 *rule)
 {
 	struct walk_buf *walk = &j->s->walk;
 	struct fs_verdict v;
-	__u32 rule;
 
-	if (res == PATH_NOT_IN_TREE)
-		return 0;
-	if ((need & NEED_WRITE) && pseudo_fs(d)) {
-		rule = SBX_RULE_PSEUDO_FS;
-		goto denied;
-	}
-	if (res != PATH_RESOLVED) {
-		j->s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
-		rule = SBX_RULE_NONE;
-		goto denied;
-	}
+	j->s->ev.flags &= ~SBX_EV_DIRECTORY_ONLY;
 	/* Matched where the walk built it; copied into the event only for a denial. */
 	fs_match((struct sbx_path *)(walk->b + (walk->start & (SBX_PATH_MAX - 1))), walk->len,
 		 j->sb->policy_id, match_mask(j->sb->any_depth_mask, need), &v);
 	if ((need & NEED_READ) && v.read_deny) {
-		op = op == SBX_OP_WRITE ? SBX_OP_READ : op;
-		rule = v.read_rule;
-		goto denied;
+		*op = *op == SBX_OP_WRITE ? SBX_OP_READ : *op;
+		*rule = v.read_rule;
+		return 1;
 	}
 	if ((need & NEED_WRITE) && v.write_deny) {
-		rule = v.write_rule;
-		goto denied;
+		*rule = v.write_rule;
+		return 1;
 	}
 	/*
 	 * A leading part of a mandatory pattern (".git" of ".git/hooks") may be
@@ -365,16 +358,43 @@ static __always_inline int judge_path(struct judge *j, int res, struct dentry *d
 	 * symlink ".claude -> elsewhere" would move what the pattern protects
 	 * to where it does not match.
 	 */
-	if (v.guard_mandatory && (op == SBX_OP_CREATE || op == SBX_OP_SYMLINK || op == SBX_OP_WRITE ||
-				  op == SBX_OP_TRUNCATE)) {
+	if (v.guard_mandatory && (*op == SBX_OP_CREATE || *op == SBX_OP_SYMLINK || *op == SBX_OP_WRITE ||
+				  *op == SBX_OP_TRUNCATE)) {
 		j->s->ev.flags |= SBX_EV_DIRECTORY_ONLY;
-		rule = v.guard_rule;
-		goto denied;
+		*rule = v.guard_rule;
+		return 1;
 	}
 	return 0;
-denied:
-	walk_to_event(walk, &j->s->ev);
-	return deny(j, op, rule);
+}
+
+/* Judge the path already in the walk buffer (or its failure @res) for @need, by every sandbox. */
+static __always_inline int judge_path(struct judge *j, int res, struct dentry *d,
+				      __u32 op, __u32 need)
+{
+	struct walk_buf *walk = &j->s->walk;
+	__u32 i, rule, o;
+	int ret;
+
+	if (res == PATH_NOT_IN_TREE)
+		return 0;
+	if ((need & NEED_WRITE) && pseudo_fs(d)) {
+		walk_to_event(walk, &j->s->ev);
+		return deny(j, op, SBX_RULE_PSEUDO_FS);
+	}
+	if (res != PATH_RESOLVED) {
+		j->s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
+		return deny(j, op, SBX_RULE_NONE);
+	}
+	for_each_sandbox(j, i) {
+		o = op;
+		if (!match_one(j, &o, need, &rule))
+			continue;
+		walk_to_event(walk, &j->s->ev);
+		ret = deny(j, o, rule);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* A hook about one object: begin, resolve, judge. */
@@ -408,14 +428,38 @@ static __always_inline int judge_file(struct file *file, __u32 op, __u32 need)
  * event. The source must be writable and not read-denied; the destination
  * writable; neither may have a rule at or beneath it. @exchange: both ways.
  */
+/* rename/link as one sandbox's policy sees it: 0, or what deny() returns. */
+static __always_inline int two_one(struct judge *j, __u32 op, bool exchange)
+{
+	struct sbx_event *ev = &j->s->ev;
+	struct fs_verdict v1, v2;
+
+	ev->flags &= ~SBX_EV_RENAME_GUARD;
+	fs_match((struct sbx_path *)ev->path, ev->path_len, j->sb->policy_id, j->sb->any_depth_mask & 0xf, &v1);
+	fs_match((struct sbx_path *)ev->path2, ev->path2_len, j->sb->policy_id, j->sb->any_depth_mask & 0xf, &v2);
+	if (v1.write_deny)
+		return deny(j, op, v1.write_rule);
+	if (v2.write_deny)
+		return deny(j, op, v2.write_rule);
+	if (v1.read_deny)
+		return deny(j, op, v1.read_rule);
+	if (exchange && v2.read_deny)
+		return deny(j, op, v2.read_rule);
+	if (v1.guard || v2.guard || v2.guard_mandatory) {
+		ev->flags |= SBX_EV_RENAME_GUARD;
+		return deny(j, op, v1.guard ? v1.guard_rule : v2.guard_rule);
+	}
+	return 0;
+}
+
 static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
 				     struct dentry *d2, struct vfsmount *mnt2,
 				     __u32 op, bool exchange)
 {
 	struct sbx_event *ev;
-	struct fs_verdict v1, v2;
 	struct judge j;
 	int r1, r2;
+	__u32 i;
 
 	r1 = judge_begin(&j);
 	if (r1 <= 0)
@@ -432,19 +476,10 @@ static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
 		ev->flags |= SBX_EV_PATH_UNRESOLVED;
 		return deny(&j, op, SBX_RULE_NONE);
 	}
-	fs_match((struct sbx_path *)ev->path, ev->path_len, j.sb->policy_id, j.sb->any_depth_mask & 0xf, &v1);
-	fs_match((struct sbx_path *)ev->path2, ev->path2_len, j.sb->policy_id, j.sb->any_depth_mask & 0xf, &v2);
-	if (v1.write_deny)
-		return deny(&j, op, v1.write_rule);
-	if (v2.write_deny)
-		return deny(&j, op, v2.write_rule);
-	if (v1.read_deny)
-		return deny(&j, op, v1.read_rule);
-	if (exchange && v2.read_deny)
-		return deny(&j, op, v2.read_rule);
-	if (v1.guard || v2.guard || v2.guard_mandatory) {
-		ev->flags |= SBX_EV_RENAME_GUARD;
-		return deny(&j, op, v1.guard ? v1.guard_rule : v2.guard_rule);
+	for_each_sandbox(&j, i) {
+		r1 = two_one(&j, op, exchange);
+		if (r1)
+			return r1;
 	}
 	return 0;
 }
@@ -616,7 +651,8 @@ struct mount___chain {
 struct sb_walk {
 	__u64 d;
 	struct sbx_scratch *s;
-	__u32 policy_id, mask;
+	__u32 n;			/* sandboxes judged for: s->nest_* (the chain) */
+	__u32 who;			/* index of the sandbox that denied */
 	void *pos;		/* list node (list shape) or struct mount (chain shape) */
 	void *head;		/* the list head; NULL for the chain */
 	__u32 in_tree;		/* mounts in the tree */
@@ -659,11 +695,21 @@ static long sb_mount_step(__u32 i, void *ctx)
 		return 1;
 	}
 	w->judged++;
-	fs_match((struct sbx_path *)w->s->ev.path, w->s->ev.path_len, w->policy_id, w->mask, &v);
-	if (v.write_deny) {
-		w->denied = 1;
-		w->rule = v.write_rule;
-		return 1;	/* ev.path holds the denied path */
+	for (__u32 k = 0; k < SBX_NEST_MAX; k++) {
+		if (k >= w->n)
+			break;
+		fs_match((struct sbx_path *)w->s->ev.path, w->s->ev.path_len, w->s->nest_policy[k],
+			 w->s->nest_mask[k], &v);
+		if (!v.write_deny)
+			continue;
+		/* An enforcing sandbox's denial ends the walk; an auditing one's is kept if first. */
+		if (!w->denied || !w->s->nest_audit[k]) {
+			w->denied = 1;
+			w->rule = v.write_rule;
+			w->who = k;
+		}
+		if (!w->s->nest_audit[k])
+			return 1;	/* ev.path holds the denied path */
 	}
 	return 0;
 }
@@ -673,6 +719,7 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 	struct super_block *sb = BPF_CORE_READ(d, d_sb);
 	struct sb_walk w = { .d = ptr_value(d) };
 	struct judge j;
+	__u32 i;
 	int res;
 
 	res = judge_begin(&j);
@@ -681,8 +728,14 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 	if (pseudo_fs(d))
 		return deny(&j, op, SBX_RULE_PSEUDO_FS);
 	w.s = j.s;
-	w.policy_id = j.sb->policy_id;
-	w.mask = j.sb->any_depth_mask & 0xf;
+	for_each_sandbox(&j, i) {
+		j.s->nest_policy[w.n & (SBX_NEST_MAX - 1)] = j.sb->policy_id;
+		j.s->nest_mask[w.n & (SBX_NEST_MAX - 1)] = j.sb->any_depth_mask & 0xf;
+		j.s->nest_audit[w.n & (SBX_NEST_MAX - 1)] = !!(j.sb->flags & SBX_SANDBOX_AUDIT);
+		w.n++;
+	}
+	if (!judge_select(&j, 0))	/* the one named unless a policy decides */
+		return 0;
 	if (bpf_core_field_exists(struct mount___lh, mnt_instance)) {
 		struct super_block___lh *lsb = (void *)sb;
 
@@ -692,8 +745,8 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 		w.pos = BPF_CORE_READ((struct super_block___chain *)sb, s_mounts);
 	}
 	bpf_loop(SBX_SB_MOUNTS_MAX, sb_mount_step, &w, 0);
-	if (w.denied)
-		return deny(&j, op, w.rule);
+	if (w.denied)	/* by the sandbox at w.who (gone meanwhile: nothing to enforce) */
+		return judge_select(&j, w.who) ? deny(&j, op, w.rule) : 0;
 	/* A list longer than we walked may hide a mount that denies: never allow on it. */
 	if (w.unresolved || (w.pos && w.pos != w.head)) {
 		j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;

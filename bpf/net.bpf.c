@@ -278,28 +278,40 @@ static __always_inline bool steered(const struct sbx_sandbox *sb, struct socket 
  */
 static __always_inline int judge_inet(struct socket *sock, const struct net_target *t, __u32 op)
 {
-	struct net_why why = { .rule = SBX_RULE_NET_DEFAULT };
+	struct sbx_chain c;
 	struct sbx_sandbox *sb;
 	struct judge j;
-	__u64 cgid;
-	__u32 verdict;
+	__u32 i, verdict;
 	int res;
 
-	sb = current_sandbox(&cgid);
-	if (!sb || steered(sb, sock, t))
+	if (!current_chain(&c))
 		return 0;
-	verdict = cidr_verdict(sb->policy_id, t, &why.rule);
-	if (verdict == SBX_NET_ALLOW)
-		return 0;
-	if (verdict != SBX_NET_DENY &&
-	    ((sb->flags & SBX_SANDBOX_NET_ALL) || dns_allowed(cgid, t, &why)))
-		return 0;
-	res = judge_begin(&j);
-	if (res <= 0)
-		return res;
-	j.s->ev.domain_id = why.domain_id;
-	event_net(&j, sock, t);
-	return deny(&j, op, why.rule);
+	for (i = 0; i < SBX_NEST_MAX; i++) {
+		struct net_why why = { .rule = SBX_RULE_NET_DEFAULT };
+
+		if (i >= c.n)
+			break;
+		sb = bpf_map_lookup_elem(&sandboxes, &c.cgid[i & (SBX_NEST_MAX - 1)]);
+		if (!sb || steered(sb, sock, t))
+			continue;
+		verdict = cidr_verdict(sb->policy_id, t, &why.rule);
+		if (verdict == SBX_NET_ALLOW)
+			continue;
+		if (verdict != SBX_NET_DENY &&
+		    ((sb->flags & SBX_SANDBOX_NET_ALL) || dns_allowed(c.cgid[i & (SBX_NEST_MAX - 1)], t, &why)))
+			continue;
+		res = judge_begin(&j);
+		if (res <= 0)
+			return res;
+		if (!judge_select(&j, i))
+			continue;
+		j.s->ev.domain_id = why.domain_id;
+		event_net(&j, sock, t);
+		res = deny(&j, op, why.rule);
+		if (res)
+			return res;
+	}
+	return c.overflow ? -EACCES : 0;
 }
 
 SEC("lsm/socket_connect")
@@ -361,9 +373,9 @@ int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 	len = BPF_CORE_READ(msg, msg_namelen);
 	if (!name || !len ||
 	    !read_inet(name, len, BPF_CORE_READ(sock, sk, __sk_common.skc_family), INET_DEST, &t)) {
-		__u64 cg;
+		struct sbx_chain c;
 
-		if (dns_port4 && to_resolver(sock) && current_sandbox(&cg))
+		if (dns_port4 && to_resolver(sock) && current_chain(&c))
 			note_dns_client(sock);
 		return 0;
 	}
@@ -378,7 +390,27 @@ int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 	return ret;
 }
 
-/* A check with nothing to resolve: deny @op unless the sandbox has @flag. */
+/*
+ * Deny @op for every sandbox of @j's chain without @flag (the first
+ * enforcing one ends it). @fill puts the operation's details in the event.
+ */
+#define deny_unless_flag(j, flag, op, rule, fill)			\
+	({								\
+		__u32 __i;						\
+		int __r = 0;						\
+									\
+		for_each_sandbox(j, __i) {				\
+			if ((j)->sb->flags & (flag))			\
+				continue;				\
+			fill;						\
+			__r = deny(j, op, rule);			\
+			if (__r)					\
+				break;					\
+		}							\
+		__r;							\
+	})
+
+/* A check with nothing to resolve: deny @op unless every sandbox has @flag. */
 static __always_inline int judge_flag(struct socket *sock, __u32 flag, __u32 op, __u32 rule,
 				      const struct net_target *t)
 {
@@ -386,11 +418,9 @@ static __always_inline int judge_flag(struct socket *sock, __u32 flag, __u32 op,
 	int res;
 
 	res = judge_begin(&j);
-	if (res <= 0 || (j.sb->flags & flag))
-		return res < 0 ? res : 0;
-	if (t)
-		event_net(&j, sock, t);
-	return deny(&j, op, rule);
+	if (res <= 0)
+		return res;
+	return deny_unless_flag(&j, flag, op, rule, if (t) event_net(&j, sock, t));
 }
 
 SEC("lsm/socket_bind")
@@ -441,13 +471,13 @@ int BPF_PROG(net_socket_create, int family, int type, int protocol, int kern, in
 	if ((family == AF_INET || family == AF_INET6) && t != SOCK_RAW && t != SOCK_PACKET)
 		return 0;
 	res = judge_begin(&j);
-	if (res <= 0 || (j.sb->flags & SBX_SANDBOX_RAW))
-		return res < 0 ? res : 0;
+	if (res <= 0)
+		return res;
 	j.s->ev.flags |= SBX_EV_NET;
 	j.s->ev.family = family;
 	j.s->ev.sock_type = t;
 	j.s->ev.protocol = protocol;
-	return deny(&j, SBX_OP_SOCKET, SBX_RULE_SOCKET);
+	return deny_unless_flag(&j, SBX_SANDBOX_RAW, SBX_OP_SOCKET, SBX_RULE_SOCKET, (void)0);
 }
 
 /*
@@ -472,13 +502,13 @@ int BPF_PROG(net_socket_post_create, struct socket *sock, int family, int type, 
 	    proto == IPPROTO_MPTCP || proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
 		return 0;
 	res = judge_begin(&j);
-	if (res <= 0 || (j.sb->flags & SBX_SANDBOX_RAW))
-		return res < 0 ? res : 0;
+	if (res <= 0)
+		return res;
 	j.s->ev.flags |= SBX_EV_NET;
 	j.s->ev.family = family;
 	j.s->ev.sock_type = type & SOCK_TYPE_MASK;
 	j.s->ev.protocol = proto;
-	return deny(&j, SBX_OP_SOCKET, SBX_RULE_SOCKET);
+	return deny_unless_flag(&j, SBX_SANDBOX_RAW, SBX_OP_SOCKET, SBX_RULE_SOCKET, (void)0);
 }
 
 /* --- unix sockets: judged on the peer, where it really is -------------------- */
@@ -499,47 +529,67 @@ static __always_inline void abstract_to_event(struct unix_address *addr, struct 
 	ev->flags |= SBX_EV_ABSTRACT;
 }
 
+/* The peer as one sandbox sees it: 0 allowed, 1 denied (*@rule). @res: how its path resolved. */
+static __always_inline int unix_one(struct judge *j, __u64 peer_cg, bool abstract, int res,
+				    __u32 *rule)
+{
+	struct fs_verdict v = {};
+
+	if ((j->sb->flags & SBX_SANDBOX_UNIX_ALL) || peer_cg == j->sandbox_cgid ||
+	    peer_cg == bpf_get_current_cgroup_id())
+		return 0;	/* every socket, or both ends in this sandbox */
+	if (abstract) {
+		*rule = SBX_RULE_ABSTRACT;
+		return !(j->sb->flags & SBX_SANDBOX_UNIX_ABSTRACT);
+	}
+	if (res != 0 /* PATH_RESOLVED */) {
+		*rule = SBX_RULE_NONE;
+		return 1;
+	}
+	fs_match((struct sbx_path *)(j->s->walk.b + (j->s->walk.start & (SBX_PATH_MAX - 1))),
+		 j->s->walk.len, j->sb->policy_id, 0, &v);
+	*rule = SBX_RULE_UNIX;
+	return !v.unix_allow;
+}
+
 static __always_inline int judge_unix(struct sock *peer, __u32 op)
 {
 	struct unix_sock *u = (struct unix_sock *)peer;
 	struct unix_address *addr;
 	struct dentry *d;
-	struct fs_verdict v = {};
 	struct judge j;
 	__u64 peer_cg;
-	__u32 rule = SBX_RULE_UNIX;
-	int res;
+	__u32 i, rule;
+	int res, walk;
 
 	res = judge_begin(&j);
-	if (res <= 0 || (j.sb->flags & SBX_SANDBOX_UNIX_ALL))
-		return res < 0 ? res : 0;
+	if (res <= 0)
+		return res;
 	addr = BPF_CORE_READ(u, addr);
 	if (!addr)
 		return 0;	/* unnamed: a socketpair, or a peer that never bound */
 	peer_cg = BPF_CORE_READ(peer, sk_cgrp_data.cgroup, kn, id);
-	if (peer_cg == j.sandbox_cgid || peer_cg == bpf_get_current_cgroup_id())
-		return 0;	/* both ends in this sandbox */
 	j.s->ev.flags |= SBX_EV_NET;
 	j.s->ev.family = AF_UNIX;
 	j.s->ev.sock_type = BPF_CORE_READ(peer, sk_type);
 	d = BPF_CORE_READ(u, path.dentry);
-	if (!d) {
-		if (j.sb->flags & SBX_SANDBOX_UNIX_ABSTRACT)
-			return 0;
+	if (d) {
+		walk = resolve_in(ptr_value(d), ptr_value(real_mount(BPF_CORE_READ(u, path.mnt))),
+				  &j.s->walk, (struct sbx_path *)j.s->ev.path, &j.s->ev.path_len);
+		if (walk)
+			j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
+	} else {
+		walk = 0;
 		abstract_to_event(addr, &j.s->ev);
-		return deny(&j, op, SBX_RULE_ABSTRACT);
 	}
-	res = resolve_in(ptr_value(d), ptr_value(real_mount(BPF_CORE_READ(u, path.mnt))), &j.s->walk,
-			 (struct sbx_path *)j.s->ev.path, &j.s->ev.path_len);
-	if (res != 0 /* PATH_RESOLVED */) {
-		j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
-		return deny(&j, op, SBX_RULE_NONE);
+	for_each_sandbox(&j, i) {
+		if (!unix_one(&j, peer_cg, !d, walk, &rule))
+			continue;
+		res = deny(&j, op, rule);
+		if (res)
+			return res;
 	}
-	fs_match((struct sbx_path *)(j.s->walk.b + (j.s->walk.start & (SBX_PATH_MAX - 1))),
-		 j.s->walk.len, j.sb->policy_id, 0, &v);
-	if (v.unix_allow)
-		return 0;
-	return deny(&j, op, rule);
+	return 0;
 }
 
 SEC("lsm/unix_stream_connect")

@@ -32,9 +32,19 @@ struct walk_buf {
 	char b[2 * SBX_PATH_MAX + SBX_NAME_MAX + 1];
 };
 
+/* The sandboxes a task is under, outermost first (current_chain). */
+struct sbx_chain {
+	__u64 cgid[SBX_NEST_MAX];
+	__u32 n;
+	__u32 overflow;
+};
+
 struct sbx_scratch {
 	struct sbx_event ev;
 	struct walk_buf walk;
+	struct sbx_chain chain;	/* here, not on the stack: the matcher's calls need that room */
+	/* The chain's policies, for walks that judge by all of them at once (fs.bpf.c sb_walk). */
+	__u32 nest_policy[SBX_NEST_MAX], nest_mask[SBX_NEST_MAX], nest_audit[SBX_NEST_MAX];
 };
 
 SBX_SHARED struct {
@@ -80,6 +90,10 @@ SBX_SHARED volatile __u32 nr_sandboxes;
  * the cgroup itself, so cgroup namespaces cannot shift it.
  */
 SBX_SHARED volatile __u32 scope_set;
+/* The last policy id handed out to a sandbox of the pinned set (userspace, atomically). */
+SBX_SHARED volatile __u32 policy_seq;
+/* Set by userspace once a sandbox lies below another: every level is judged. */
+SBX_SHARED volatile __u32 nest_set;
 
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -97,53 +111,92 @@ static __always_inline void stat_inc(__u32 idx)
 }
 
 /*
- * The sandbox governing the current task: its own cgroup, else the first
- * listed ancestor from the root down. Nested policies (a child narrowing its
- * parent, both applying) come with the host agent.
+ * The sandboxes governing the current task: every listed cgroup on the path
+ * from the root to the task's own, outermost first. Each must allow an
+ * operation (a policy below another can only narrow it). More listed levels
+ * than SBX_NEST_MAX cannot all be judged: such a task is denied everything
+ * (userspace refuses to attach that deep, so this is a fail-safe).
  */
-static __always_inline struct sbx_sandbox *current_sandbox(__u64 *sandbox_cgid)
+static __always_inline __u32 current_chain(struct sbx_chain *c)
 {
-	struct sbx_sandbox *sb;
 	__u64 id;
 	int level;
 
+	c->n = 0;
+	c->overflow = 0;
 	if (!nr_sandboxes)
-		return NULL;
+		return 0;
 	/* 1: under the scope; 0: not; < 0: cannot tell, so keep looking. */
 	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
-		return NULL;
-	/* Most judged tasks sit in the sandbox cgroup itself: one lookup. */
+		return 0;
+	/* Without nesting, most judged tasks sit in the sandbox cgroup itself: one lookup. */
 	id = bpf_get_current_cgroup_id();
-	sb = bpf_map_lookup_elem(&sandboxes, &id);
-	if (sb) {
-		*sandbox_cgid = id;
-		return sb;
+	if (!nest_set && bpf_map_lookup_elem(&sandboxes, &id)) {
+		c->cgid[0] = id;
+		c->n = 1;
+		return 1;
 	}
 	for (level = 1; level < SBX_CGROUP_MAX_LEVELS; level++) {
 		id = bpf_get_current_ancestor_cgroup_id(level);
 		if (!id)
-			return NULL;	/* past the task's own cgroup */
-		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (sb) {
-			*sandbox_cgid = id;
-			return sb;
+			break;	/* past the task's own cgroup */
+		if (!bpf_map_lookup_elem(&sandboxes, &id))
+			continue;
+		if (c->n >= SBX_NEST_MAX) {
+			c->overflow = 1;
+			break;
 		}
+		c->cgid[c->n & (SBX_NEST_MAX - 1)] = id;
+		c->n++;
 	}
-	return NULL;
+	return c->n;
+}
+
+/* Whether the task is sandboxed at all, without storing the chain. */
+static __always_inline bool current_chain_n(void)
+{
+	__u64 id;
+	int level;
+
+	if (!nr_sandboxes)
+		return false;
+	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
+		return false;
+	id = bpf_get_current_cgroup_id();
+	if (bpf_map_lookup_elem(&sandboxes, &id))
+		return true;
+	for (level = 1; level < SBX_CGROUP_MAX_LEVELS; level++) {
+		id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			return false;
+		if (bpf_map_lookup_elem(&sandboxes, &id))
+			return true;
+	}
+	return false;
 }
 
 /* Everything one hook invocation works with. */
 struct judge {
-	struct sbx_sandbox *sb;
+	struct sbx_sandbox *sb;		/* the sandbox being judged for (one of s->chain) */
 	__u64 sandbox_cgid;
 	struct sbx_scratch *s;
 };
 
+/* Make the @i-th sandbox of the chain the one judged for. False if it went meanwhile. */
+static __always_inline bool judge_select(struct judge *j, __u32 i)
+{
+	__u64 id = j->s->chain.cgid[i & (SBX_NEST_MAX - 1)];
+
+	j->sb = bpf_map_lookup_elem(&sandboxes, &id);
+	j->sandbox_cgid = id;
+	return j->sb != NULL;
+}
+
 /* 1: sandboxed, go on judging; 0: not sandboxed; -EACCES: cannot judge (no memory). */
 static __always_inline int judge_begin(struct judge *j)
 {
-	j->sb = current_sandbox(&j->sandbox_cgid);
-	if (!j->sb)
+	/* Scratch memory only for sandboxed tasks: look before creating it. */
+	if (!current_chain_n())
 		return 0;
 	j->s = bpf_task_storage_get(&scratch, bpf_get_current_task_btf(), NULL,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -159,8 +212,19 @@ static __always_inline int judge_begin(struct judge *j)
 	j->s->ev.domain_id = 0;
 	j->s->ev.family = 0;
 	j->s->ev.path[0] = '\0';
-	return 1;
+	/* The chain goes straight to scratch memory: the matcher's calls need the stack. */
+	current_chain(&j->s->chain);
+	if (j->s->chain.overflow) {
+		stat_inc(SBX_STAT_DENIED);
+		return -EACCES;
+	}
+	return judge_select(j, 0) ? 1 : 0;
 }
+
+/* For each sandbox of @j's chain, outermost first: the first denial stops it. */
+#define for_each_sandbox(j, i)						\
+	for (i = 0; i < SBX_NEST_MAX; i++)				\
+		if (i < (j)->s->chain.n && judge_select((j), i))
 
 /* Fill the task fields of the event and send it, cut to its paths' real size. */
 static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32 rule_id, int error)

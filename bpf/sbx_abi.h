@@ -31,6 +31,8 @@
  * sandboxes found in the levels that were searched.
  */
 #define SBX_CGROUP_MAX_LEVELS	32
+/* Sandboxes one task can be under at once (nested policies); a power of two. */
+#define SBX_NEST_MAX		4
 
 /* Longest name of one path component the kernel walk copies (NAME_MAX). */
 #define SBX_NAME_MAX		255

@@ -10,6 +10,8 @@ PKGS=(
 	zlib1g-dev libzstd-dev libjansson-dev
 	# host unit tests
 	libcmocka-dev jq
+	# tests/host/deploy.sh parses the Kubernetes manifest
+	python3-yaml
 	# VM test rig
 	qemu-system-x86 debootstrap cpio busybox-static kmod
 )

@@ -31,5 +31,11 @@ int do_kill(int argc, char **argv);
 int do_freeze(int argc, char **argv);
 int do_thaw(int argc, char **argv);
 int do_stats(int argc, char **argv);
+int do_daemon(int argc, char **argv);
+int do_unload(int argc, char **argv);
+int do_attach(int argc, char **argv);
+int do_detach(int argc, char **argv);
+int do_list(int argc, char **argv);
+int do_status(int argc, char **argv);
 
 #endif

@@ -303,9 +303,13 @@ void events_emit(struct event_sink *sink, const struct sbx_event *ev)
 	const char *rule_text = policy_rule_text(sink->policy, ev->rule_id), *domain = NULL;
 	char line[SBX_PATH_MAX + 512];
 
+	if (!sink->policy && sink->rule_text)
+		rule_text = sink->rule_text(sink->rule_ctx, ev);
 	sink->received++;
 	if (ev->domain_id && sink->domain_name)
 		domain = sink->domain_name(sink->domain_ctx, ev->domain_id);
+	if (sink->forward)
+		sink->forward(sink->forward_ctx, ev, rule_text, domain);
 	if (sink->human) {
 		event_format_human(ev, rule_text, domain, line, sizeof(line));
 		fprintf(sink->human, "%s\n", line);

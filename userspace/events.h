@@ -19,8 +19,19 @@ struct ring_buffer;
 /* The name behind an event's domain_id (the resolver keeps them), or NULL. */
 typedef const char *(*event_domain_fn)(void *ctx, __u32 domain_id);
 
+/* The text of @ev's rule when the sink has no policy (the daemon), or NULL. */
+typedef const char *(*event_rule_fn)(void *ctx, const struct sbx_event *ev);
+
+/* Called for every event with its resolved texts (the daemon's sinks). */
+typedef void (*event_forward_fn)(void *ctx, const struct sbx_event *ev, const char *rule_text,
+				 const char *domain);
+
 struct event_sink {
 	const struct policy *policy;	/* for rule texts; may be NULL */
+	event_forward_fn forward;	/* may be NULL */
+	void *forward_ctx;
+	event_rule_fn rule_text;	/* used without a policy; may be NULL */
+	void *rule_ctx;
 	event_domain_fn domain_name;	/* may be NULL */
 	void *domain_ctx;
 	const char *sandbox;		/* sandbox name, for JSON */

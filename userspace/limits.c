@@ -129,6 +129,11 @@ static int parse_quantity(const char *s, unsigned long long base, long long *out
 	return p == num_end ? 0 : -EINVAL;
 }
 
+int limits_parse_bytes(const char *s, long long *out)
+{
+	return parse_quantity(s, 1024, out);
+}
+
 /* --- one parser per kind of value ------------------------------------------------ */
 
 struct limit_def;

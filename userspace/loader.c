@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -14,10 +21,30 @@
 /* The DNS steering programs, attached per sandbox cgroup. */
 #define NR_STEER	8
 
+/*
+ * The maps the library writes, by fd: the same calls work on an object
+ * loaded by this process and on one adopted from bpffs (loader__open_pinned).
+ */
+enum loader_map { M_SANDBOXES, M_FS_RULES, M_NET_RULES, M_DNS_ALLOW, M_DNS_CLIENTS, M_EVENTS,
+		  M_STATS, M_SCOPE, M_BSS, NR_MAPS };
+
+static const char *const map_pin_names[NR_MAPS] = {
+	"sandboxes", "fs_rules", "net_rules", "dns_allow", "dns_clients", "events", "stats", "scope", "bss",
+};
+
+/* The steering programs, in the order loader__steer_dns attaches them. */
+static const char *const steer_names[NR_STEER] = {
+	"net_connect4", "net_connect6", "net_sendmsg4", "net_sendmsg6",
+	"net_recvmsg4", "net_recvmsg6", "net_getpeername4", "net_getpeername6",
+};
+
 struct sbx_loader {
-	struct sbx_bpf *skel;
-	__u32 nr_sandboxes;
-	struct bpf_link *steer[NR_STEER];
+	struct sbx_bpf *skel;		/* loaded here; NULL when adopted from bpffs */
+	int fd[NR_MAPS];		/* the skeleton's (not ours to close) or opened from bpffs */
+	int steer_fd[NR_STEER];
+	struct sbx_bpf__bss *bss;	/* the skeleton's mapping, or our mmap of the pinned .bss */
+	size_t bss_len;			/* of our own mmap; 0 for the skeleton's */
+	int steer_link[NR_STEER];	/* BPF link fds on the sandbox cgroup; -1: none */
 };
 
 /* Hooks that only newer kernels have are loaded only where they exist. */
@@ -45,9 +72,39 @@ static void optional_hooks(struct sbx_bpf *skel)
 	btf__free(vmlinux);
 }
 
-struct sbx_loader *loader__open_and_attach(void)
+static struct sbx_loader *loader_alloc(void)
 {
 	struct sbx_loader *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	for (int i = 0; i < NR_MAPS; i++)
+		l->fd[i] = -1;
+	for (int i = 0; i < NR_STEER; i++)
+		l->steer_fd[i] = l->steer_link[i] = -1;
+	return l;
+}
+
+/* The fds of a skeleton loaded here. */
+static void skel_fds(struct sbx_loader *l)
+{
+	struct bpf_map *maps[NR_MAPS] = {
+		l->skel->maps.sandboxes, l->skel->maps.fs_rules, l->skel->maps.net_rules,
+		l->skel->maps.dns_allow, l->skel->maps.dns_clients, l->skel->maps.events,
+		l->skel->maps.stats, l->skel->maps.scope, l->skel->maps.bss,
+	};
+
+	for (int i = 0; i < NR_MAPS; i++)
+		l->fd[i] = bpf_map__fd(maps[i]);
+	for (int i = 0; i < NR_STEER; i++)
+		l->steer_fd[i] = bpf_program__fd(bpf_object__find_program_by_name(l->skel->obj,
+										   steer_names[i]));
+	l->bss = l->skel->bss;
+}
+
+struct sbx_loader *loader__open_and_attach(void)
+{
+	struct sbx_loader *l = loader_alloc();
 	int err;
 
 	if (!l)
@@ -64,6 +121,7 @@ struct sbx_loader *loader__open_and_attach(void)
 	err = sbx_bpf__attach(l->skel);
 	if (err)
 		goto out;
+	skel_fds(l);
 	return l;
 out:
 	loader__destroy(l);
@@ -76,7 +134,18 @@ void loader__destroy(struct sbx_loader *l)
 	if (!l)
 		return;
 	for (int i = 0; i < NR_STEER; i++)
-		bpf_link__destroy(l->steer[i]);
+		if (l->steer_link[i] >= 0)
+			close(l->steer_link[i]);
+	if (!l->skel) {		/* adopted: the fds and the mapping are ours */
+		for (int i = 0; i < NR_MAPS; i++)
+			if (l->fd[i] >= 0)
+				close(l->fd[i]);
+		for (int i = 0; i < NR_STEER; i++)
+			if (l->steer_fd[i] >= 0)
+				close(l->steer_fd[i]);
+		if (l->bss_len)
+			munmap(l->bss, l->bss_len);
+	}
 	sbx_bpf__destroy(l->skel);
 	free(l);
 }
@@ -84,14 +153,14 @@ void loader__destroy(struct sbx_loader *l)
 int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
 			const struct sbx_fs_rule *rule)
 {
-	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.fs_rules), key, rule, BPF_ANY))
+	if (bpf_map_update_elem(l->fd[M_FS_RULES], key, rule, BPF_ANY))
 		return -errno;
 	return 0;
 }
 
 int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key)
 {
-	if (bpf_map_delete_elem(bpf_map__fd(l->skel->maps.fs_rules), key))
+	if (bpf_map_delete_elem(l->fd[M_FS_RULES], key))
 		return -errno;
 	return 0;
 }
@@ -102,17 +171,18 @@ int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32
 	struct sbx_sandbox sb = { .policy_id = policy_id, .flags = flags,
 				  .any_depth_mask = any_depth_mask };
 
-	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.sandboxes), &cgid, &sb, BPF_NOEXIST))
+	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, &sb, BPF_NOEXIST))
 		return -errno;
-	l->skel->bss->nr_sandboxes = ++l->nr_sandboxes;
+	/* Other processes register sandboxes in the same (pinned) object: atomically. */
+	__atomic_add_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid)
 {
-	if (bpf_map_delete_elem(bpf_map__fd(l->skel->maps.sandboxes), &cgid))
+	if (bpf_map_delete_elem(l->fd[M_SANDBOXES], &cgid))
 		return -errno;
-	l->skel->bss->nr_sandboxes = --l->nr_sandboxes;
+	__atomic_sub_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -120,15 +190,15 @@ int loader__set_scope(struct sbx_loader *l, int cgroup_fd)
 {
 	__u32 key = 0, fd = (__u32)cgroup_fd;
 
-	if (bpf_map_update_elem(bpf_map__fd(l->skel->maps.scope), &key, &fd, BPF_ANY))
+	if (bpf_map_update_elem(l->fd[M_SCOPE], &key, &fd, BPF_ANY))
 		return -errno;
-	l->skel->bss->scope_set = 1;
+	l->bss->scope_set = 1;
 	return 0;
 }
 
 int loader__events_fd(const struct sbx_loader *l)
 {
-	return bpf_map__fd(l->skel->maps.events);
+	return l->fd[M_EVENTS];
 }
 
 int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value)
@@ -143,7 +213,7 @@ int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value)
 	if (!vals)
 		return -ENOMEM;
 	*value = 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.stats), &key, vals)) {
+	if (bpf_map_lookup_elem(l->fd[M_STATS], &key, vals)) {
 		int err = -errno;
 
 		free(vals);
@@ -169,70 +239,372 @@ int loader__probe_lsm(void)
 	return err;
 }
 
-static int map_put(struct bpf_map *map, const void *key, const void *val)
+static int map_put(int fd, const void *key, const void *val)
 {
-	return bpf_map_update_elem(bpf_map__fd(map), key, val, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
 }
 
-static int map_del(struct bpf_map *map, const void *key)
+static int map_del(int fd, const void *key)
 {
-	return bpf_map_delete_elem(bpf_map__fd(map), key) ? -errno : 0;
+	return bpf_map_delete_elem(fd, key) ? -errno : 0;
 }
 
 int loader__put_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k,
 			   const struct sbx_net_ports *v)
 {
-	return map_put(l->skel->maps.net_rules, k, v);
+	return map_put(l->fd[M_NET_RULES], k, v);
 }
 
 int loader__delete_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k)
 {
-	return map_del(l->skel->maps.net_rules, k);
+	return map_del(l->fd[M_NET_RULES], k);
 }
 
 int loader__dns_update(struct sbx_loader *l, const struct sbx_dns_key *k,
 		       const struct sbx_dns_entry *e)
 {
-	return map_put(l->skel->maps.dns_allow, k, e);
+	return map_put(l->fd[M_DNS_ALLOW], k, e);
 }
 
 int loader__dns_delete(struct sbx_loader *l, const struct sbx_dns_key *k)
 {
-	return map_del(l->skel->maps.dns_allow, k);
+	return map_del(l->fd[M_DNS_ALLOW], k);
 }
 
 int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *out)
 {
-	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.dns_clients), &key, out))
+	if (bpf_map_lookup_elem(l->fd[M_DNS_CLIENTS], &key, out))
 		return -errno;
 	return 0;
 }
 
 int loader__steer_dns(struct sbx_loader *l, int cgroup_fd, __u16 port4, __u16 port6)
 {
-	struct bpf_program *progs[NR_STEER] = {
-		l->skel->progs.net_connect4, l->skel->progs.net_connect6,
-		l->skel->progs.net_sendmsg4, l->skel->progs.net_sendmsg6,
-		l->skel->progs.net_recvmsg4, l->skel->progs.net_recvmsg6,
-		l->skel->progs.net_getpeername4, l->skel->progs.net_getpeername6,
+	static const enum bpf_attach_type types[NR_STEER] = {
+		BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT,
+		BPF_CGROUP_UDP4_SENDMSG, BPF_CGROUP_UDP6_SENDMSG,
+		BPF_CGROUP_UDP4_RECVMSG, BPF_CGROUP_UDP6_RECVMSG,
+		BPF_CGROUP_INET4_GETPEERNAME, BPF_CGROUP_INET6_GETPEERNAME,
 	};
 
-	l->skel->bss->dns_port4 = port4;
-	l->skel->bss->dns_port6 = port6;
+	l->bss->dns_port4 = port4;
+	l->bss->dns_port6 = port6;
 	for (int i = 0; i < NR_STEER; i++) {
-		if (l->steer[i])
+		if (l->steer_link[i] >= 0)
 			return -EBUSY;
-		l->steer[i] = bpf_program__attach_cgroup(progs[i], cgroup_fd);
-		if (!l->steer[i]) {
+		l->steer_link[i] = bpf_link_create(l->steer_fd[i], cgroup_fd, types[i], NULL);
+		if (l->steer_link[i] < 0) {
 			int err = -errno;
 
-			for (int j = 0; j < i; j++) {
-				bpf_link__destroy(l->steer[j]);
-				l->steer[j] = NULL;
+			for (int j = 0; j <= i; j++) {
+				if (l->steer_link[j] >= 0)
+					close(l->steer_link[j]);
+				l->steer_link[j] = -1;
 			}
-			l->skel->bss->dns_port4 = 0;
+			l->bss->dns_port4 = 0;
 			return err;
 		}
 	}
 	return 0;
+}
+
+
+/* --- pinned state: enforcement that outlives this process -------------------- */
+
+/* What a pinned set was built from; a binary adopts only its own. */
+struct pin_meta {
+	__u32 abi;
+	__u32 pad;
+	__u64 object_hash;	/* FNV-1a of the BPF object the skeleton embeds */
+};
+
+static __u64 object_hash(void)
+{
+	size_t sz = 0;
+	const unsigned char *b = sbx_bpf__elf_bytes(&sz);
+	__u64 h = SBX_HASH_INIT;
+
+	for (size_t i = 0; i < sz; i++)
+		h = sbx_hash_byte(h, b[i]);
+	return h;
+}
+
+static int pin_path(char *buf, size_t sz, const char *dir, const char *kind, const char *name)
+{
+	return (size_t)snprintf(buf, sz, "%s/%s%s%s", dir, kind, *kind ? "/" : "", name) < sz ?
+	       0 : -ENAMETOOLONG;
+}
+
+static int mkdirs(const char *dir)
+{
+	static const char *const sub[] = { "", "maps", "links", "progs" };
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		if (pin_path(p, sizeof(p), dir, "", sub[i]))
+			return -ENAMETOOLONG;
+		if (mkdir(p, 0700) && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+/* The meta map, pinned last: its presence says the set is complete. */
+static int pin_meta(const char *dir)
+{
+	struct pin_meta m = { .abi = SBX_ABI_VERSION, .object_hash = object_hash() };
+	char p[PATH_MAX];
+	__u32 key = 0;
+	int fd, err;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sbx_meta", sizeof(key), sizeof(m), 1, NULL);
+	if (fd < 0)
+		return -errno;
+	err = bpf_map_update_elem(fd, &key, &m, BPF_ANY) ? -errno : 0;
+	if (!err)
+		err = pin_path(p, sizeof(p), dir, "", "meta");
+	if (!err && bpf_obj_pin(fd, p))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int loader__pin(struct sbx_loader *l, const char *dir)
+{
+	const struct bpf_object_skeleton *s;
+	char p[PATH_MAX];
+	int err;
+
+	if (!l->skel)
+		return -EINVAL;	/* adopted: already pinned */
+	/* Shared sandboxes may nest (attach): every cgroup level is judged. */
+	l->bss->nest_set = 1;
+	err = mkdirs(dir);
+	for (int i = 0; !err && i < NR_MAPS; i++)
+		err = pin_path(p, sizeof(p), dir, "maps", map_pin_names[i]) ?:
+		      (bpf_obj_pin(l->fd[i], p) ? -errno : 0);
+	for (int i = 0; !err && i < NR_STEER; i++)
+		err = pin_path(p, sizeof(p), dir, "progs", steer_names[i]) ?:
+		      (bpf_obj_pin(l->steer_fd[i], p) ? -errno : 0);
+	s = l->skel->skeleton;
+	for (int i = 0; !err && i < s->prog_cnt; i++) {
+		struct bpf_link *link = *s->progs[i].link;
+
+		if (link)
+			err = pin_path(p, sizeof(p), dir, "links", s->progs[i].name) ?:
+			      bpf_link__pin(link, p);
+	}
+	if (!err)
+		err = pin_meta(dir);
+	if (err)
+		loader__unpin(dir);
+	return err;
+}
+
+/* Is the pinned set at @dir complete and built from this binary's object? */
+static int meta_ok(const char *dir)
+{
+	struct pin_meta m;
+	char p[PATH_MAX];
+	__u32 key = 0;
+	int fd, err;
+
+	if (pin_path(p, sizeof(p), dir, "", "meta"))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return -errno;
+	err = bpf_map_lookup_elem(fd, &key, &m) ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	return m.abi == SBX_ABI_VERSION && m.object_hash == object_hash() ? 0 : -ESTALE;
+}
+
+static int open_pinned_fds(struct sbx_loader *l, const char *dir)
+{
+	char p[PATH_MAX];
+	int err = 0;
+
+	for (int i = 0; !err && i < NR_MAPS; i++) {
+		err = pin_path(p, sizeof(p), dir, "maps", map_pin_names[i]);
+		if (!err && (l->fd[i] = bpf_obj_get(p)) < 0)
+			err = -errno;
+	}
+	for (int i = 0; !err && i < NR_STEER; i++) {
+		err = pin_path(p, sizeof(p), dir, "progs", steer_names[i]);
+		if (!err && (l->steer_fd[i] = bpf_obj_get(p)) < 0)
+			err = -errno;
+	}
+	return err;
+}
+
+struct sbx_loader *loader__open_pinned(const char *dir)
+{
+	struct sbx_loader *l;
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	err = meta_ok(dir);
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	l = loader_alloc();
+	if (!l)
+		return NULL;
+	err = open_pinned_fds(l, dir);
+	if (!err) {
+		l->bss_len = (sizeof(*l->bss) + page - 1) / page * page;
+		l->bss = mmap(NULL, l->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[M_BSS], 0);
+		if (l->bss == MAP_FAILED) {
+			err = -errno;
+			l->bss = NULL;
+			l->bss_len = 0;
+		}
+	}
+	if (err) {
+		loader__destroy(l);
+		errno = -err;
+		return NULL;
+	}
+	return l;
+}
+
+/* Remove what loader__pin made; the meta first, so a half-removed set is never adopted. */
+int loader__unpin(const char *dir)
+{
+	static const char *const sub[] = { "maps", "links", "progs" };
+	char p[PATH_MAX], q[PATH_MAX + 256];
+	int err = 0;
+
+	if (pin_path(p, sizeof(p), dir, "", "meta"))
+		return -ENAMETOOLONG;
+	if (unlink(p) && errno != ENOENT)
+		err = -errno;
+	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		struct dirent *e;
+		DIR *d;
+
+		pin_path(p, sizeof(p), dir, "", sub[i]);
+		d = opendir(p);
+		if (!d)
+			continue;
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.' && snprintf(q, sizeof(q), "%s/%s", p, e->d_name) > 0 &&
+			    unlink(q) && !err)
+				err = -errno;
+		closedir(d);
+		rmdir(p);
+	}
+	rmdir(dir);
+	return err;
+}
+
+bool loader__adopted(const struct sbx_loader *l)
+{
+	return !l->skel;
+}
+
+/* --- the host agent's view of the maps --------------------------------------- */
+
+__u32 loader__new_policy_id(struct sbx_loader *l)
+{
+	/* 1 is what a `run` with its own programs uses; shared ids start above it. */
+	return __atomic_add_fetch(&l->bss->policy_seq, 1, __ATOMIC_SEQ_CST) + 1;
+}
+
+int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb)
+{
+	return bpf_map_lookup_elem(l->fd[M_SANDBOXES], &cgid, sb) ? -errno : 0;
+}
+
+/* Switch @cgid to another policy in one map update: no moment without one. */
+int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
+{
+	return bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_EXIST) ? -errno : 0;
+}
+
+int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb)
+{
+	if (bpf_map_get_next_key(l->fd[M_SANDBOXES], prev, cgid))
+		return -errno;
+	return loader__get_sandbox(l, *cgid, sb);
+}
+
+/* Delete every key of @fd whose policy id (at @off in the key) is @policy_id. */
+static int purge(int fd, size_t key_size, size_t off, __u32 policy_id)
+{
+	char key[64], next[64];
+	char (*doomed)[64] = NULL;
+	size_t n = 0, cap = 0;
+	bool first = true;
+	int err = 0;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, key_size);
+		if (memcmp(key + off, &policy_id, sizeof(policy_id)))
+			continue;
+		if (n == cap) {
+			void *p = realloc(doomed, (cap = cap ? cap * 2 : 64) * sizeof(*doomed));
+
+			if (!p) {
+				free(doomed);
+				return -ENOMEM;
+			}
+			doomed = p;
+		}
+		memcpy(doomed[n++], key, key_size);
+	}
+	/* Deleted after the walk: deleting while walking restarts it. */
+	for (size_t i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, doomed[i]) && errno != ENOENT && !err)
+			err = -errno;
+	free(doomed);
+	return err;
+}
+
+int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)
+{
+	int err = purge(l->fd[M_FS_RULES], sizeof(struct sbx_fs_key),
+			offsetof(struct sbx_fs_key, policy_id), policy_id);
+	int err2 = purge(l->fd[M_NET_RULES], sizeof(struct sbx_net_key),
+			 offsetof(struct sbx_net_key, policy_id), policy_id);
+
+	return err ?: err2;
+}
+
+/* Entries in use and capacity of one map, for `status`. Counting walks the keys. */
+static int map_fill(int fd, __u32 *used, __u32 *max)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char key[64], next[64];
+	bool first = true;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*max = info.max_entries;
+	*used = 0;
+	if (info.key_size > sizeof(key))
+		return -E2BIG;
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, info.key_size);
+		++*used;
+	}
+	return 0;
+}
+
+int loader__fill(struct sbx_loader *l, enum loader_fill which, __u32 *used, __u32 *max)
+{
+	static const enum loader_map m[] = {
+		[LOADER_FILL_SANDBOXES] = M_SANDBOXES, [LOADER_FILL_FS_RULES] = M_FS_RULES,
+		[LOADER_FILL_NET_RULES] = M_NET_RULES, [LOADER_FILL_DNS] = M_DNS_ALLOW,
+	};
+
+	if ((unsigned)which >= sizeof(m) / sizeof(m[0]))
+		return -EINVAL;
+	return map_fill(l->fd[m[which]], used, max);
 }

@@ -6,6 +6,7 @@
 #ifndef SBX_LOADER_H
 #define SBX_LOADER_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "sbx_abi.h"
 
@@ -48,6 +49,33 @@ int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *o
  * IPv4 socket v4-mapped). Detached with the loader. 0 or -errno.
  */
 int loader__steer_dns(struct sbx_loader *l, int cgroup_fd, __u16 port4, __u16 port6);
+
+/*
+ * Pinned state (the host agent): loader__pin puts the maps, the LSM links
+ * and the steering programs of a loaded object under @dir (bpffs: maps/,
+ * links/, progs/, and meta, written last); they stay when this process
+ * exits, so enforcement does. loader__open_pinned adopts a complete set
+ * built from this binary's object (-ESTALE for another build, -ENOENT for
+ * none): the same calls then work on it, nothing is loaded or attached.
+ * loader__unpin removes the set: enforcement ends with the last user.
+ */
+int loader__pin(struct sbx_loader *l, const char *dir);
+struct sbx_loader *loader__open_pinned(const char *dir);
+int loader__unpin(const char *dir);
+bool loader__adopted(const struct sbx_loader *l);
+
+/* Shared sandboxes (attach/detach/list on the pinned set). */
+__u32 loader__new_policy_id(struct sbx_loader *l);
+int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb);
+int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
+/* The sandbox after @prev (NULL: the first); -ENOENT past the last. */
+int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb);
+/* Remove every fs and net rule of @policy_id. */
+int loader__purge_policy(struct sbx_loader *l, __u32 policy_id);
+
+/* How full the maps are (status). */
+enum loader_fill { LOADER_FILL_SANDBOXES, LOADER_FILL_FS_RULES, LOADER_FILL_NET_RULES, LOADER_FILL_DNS };
+int loader__fill(struct sbx_loader *l, enum loader_fill which, __u32 *used, __u32 *max);
 
 /* Load and attach the trivial LSM probe program, then drop it. 0 or -errno. */
 int loader__probe_lsm(void);

@@ -34,6 +34,12 @@ static const struct cmd cmds[] = {
 	{ "freeze", do_freeze, "stop every process of a sandbox (cgroup.freeze)" },
 	{ "thaw", do_thaw, "resume a frozen sandbox" },
 	{ "kill", do_kill, "SIGKILL every process of a sandbox, now" },
+	{ "daemon", do_daemon, "load and pin the programs, collect every event (host agent)" },
+	{ "unload", do_unload, "remove the pinned programs" },
+	{ "attach", do_attach, "put a cgroup under a policy (needs the daemon)" },
+	{ "detach", do_detach, "take a cgroup's policy off" },
+	{ "list", do_list, "list the cgroups under a policy" },
+	{ "status", do_status, "pinned programs, map fill levels, drops, daemon health" },
 	{ "version", do_version, "print the version" },
 	{ "help", do_help, "show this help" },
 };

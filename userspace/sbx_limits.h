@@ -62,6 +62,8 @@ int limits_set(struct sbx_limits *l, const char *name, const char *value, char *
  */
 int limits_parse(struct sbx_limits *l, const char *name, const char *value, const char *label,
 		 char *err, size_t errsz);
+/* "512", "64M", "1.5G": bytes, K/M/G/T base 1024, as memory limits read. 0, -EINVAL or -ERANGE. */
+int limits_parse_bytes(const char *s, long long *out);
 /* The flag names limits_set() takes, in order; NULL past the last (for option tables). */
 const char *limits_flag_name(size_t i);
 

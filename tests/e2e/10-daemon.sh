@@ -1,0 +1,127 @@
+# The host agent's first slice: pinned programs outlive the daemon (kill -9),
+# a restarted daemon adopts them and collects what was produced meanwhile,
+# attach/detach/list on an existing cgroup, atomic replacement.
+. /sbx/tests/e2e/lib.sh
+
+PIN=/sys/fs/bpf/sbx
+CG=/sys/fs/cgroup/e2e-attach
+mkdir -p "$W/data"
+echo secret >"$W/data/secret"
+echo other >"$W/data/other"
+mkdir -p "$CG"
+# inside CMD…: run CMD in the attached cgroup.
+inside() { sh -c 'echo $$ >'"$CG"'/cgroup.procs && exec "$@"' sh "$@"; }
+
+sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
+D=$!
+wait_for "$PIN/meta" 600 && pass daemon/pinned || fail daemon/pinned "no $PIN/meta; $(cat "$W/d1.err")"
+[ -e "$PIN/links/fs_file_open" ] && [ -e "$PIN/maps/sandboxes" ] && [ -e "$PIN/progs/net_connect4" ] &&
+	pass daemon/pin-layout || fail daemon/pin-layout "$(ls -R "$PIN" 2>&1 | head -20)"
+
+echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data/secret\" ] } }" >"$W/p1.json"
+echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data/other\" ] } }" >"$W/p2.json"
+sbx-bpf attach "$CG" --policy "$W/p1.json" 2>"$W/a.err"
+check attach/exit "$?" 0
+check attach/denied "$(inside sbx-probe open "$W/data/secret" 2>/dev/null)" EACCES
+check attach/other-ok "$(inside sbx-probe open "$W/data/other" 2>/dev/null)" OK
+check attach/outside-ok "$(sbx-probe open "$W/data/secret" 2>/dev/null)" OK
+out=$(sbx-bpf list --json | jq -r 'length')
+check list/one "$out" 1
+out=$(sbx-bpf status --json | jq -r "[.pinned, (.daemon.pid == $D), .maps.sandboxes.used, (.maps.fs_rules.used > 0)] | join(\" \")")
+check status/running "$out" "true true 1 true"
+sbx-bpf daemon 2>"$W/d-second.err"
+check daemon/single-instance "$?" 1
+out=$(sbx-bpf list --json | jq -r ".[0] | [.cgroup, .policy, .mode, (.policy_hash | length)] | join(\" \")")
+check list/fields "$out" "$CG $W/p1.json enforce 16"
+
+# kill -9: the pinned links keep enforcing; the denial waits in the ring buffer.
+kill -9 "$D"; wait "$D" 2>/dev/null
+check status/daemon-gone "$(sbx-bpf status --json | jq -r '[.pinned, .daemon] | join(" ")')" "true "
+check kill9/still-denied "$(inside sbx-probe open "$W/data/secret" 2>/dev/null)" EACCES
+cat >"$W/agent.json" <<EOF
+{ "host": "e2e-host", "sinks": [
+    { "type": "jsonl", "path": "$W/sink.jsonl" },
+    { "type": "jsonl", "path": "$W/ocsf.jsonl", "format": "ocsf" },
+    { "type": "syslog", "target": "udp://127.0.0.1:5514" },
+    { "type": "prometheus", "listen": "127.0.0.1:9464" } ] }
+EOF
+python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 5514))
+open('$W/syslog.ready', 'w').close()
+with open('$W/syslog.out', 'ab', buffering=0) as f:
+    while True: f.write(s.recv(65535) + b'\\n')" &
+SYSLOG=$!
+wait_for "$W/syslog.ready" 100	# the backlog goes out at once: be listening first
+sbx-bpf daemon --events "$W/ev2.json" --config "$W/agent.json" 2>"$W/d2.err" &
+D=$!
+sleep 2
+grep -q adopted "$W/d2.err" && pass restart/adopted || fail restart/adopted "$(cat "$W/d2.err")"
+check_json restart/backlog-collected "$W/ev2.json" \
+	"any(.[]; .op == \"read\" and .path == \"$W/data/secret\" and .verdict == \"denied\" and
+	 .rule.text == \"denyRead $W/data/secret\")"
+
+# The sinks got the backlog too: JSON lines with host/boot_id/seq, OCSF, syslog, Prometheus.
+check_json sinks/jsonl "$W/sink.jsonl" \
+	"any(.[]; .op == \"read\" and .host == \"e2e-host\" and (.seq | type) == \"number\" and (.boot_id | length) > 0)"
+check_json sinks/ocsf "$W/ocsf.jsonl" 'any(.[]; .class_uid == 1001 and .disposition_id == 2)'
+grep -q 'sbx@32473' "$W/syslog.out" && pass sinks/syslog || fail sinks/syslog "$(head -c 300 "$W/syslog.out")"
+out=$(curl -s -m 5 http://127.0.0.1:9464/metrics)
+echo "$out" | grep -q '^sbx_violations_total{.*op="read".*} [1-9]' && pass sinks/prometheus ||
+	fail sinks/prometheus "$(echo "$out" | head -c 400)"
+
+# Replacement: a process looping on open never sees both files readable at once.
+inside sh -c "i=0; while [ \$i -lt 400 ]; do a=\$(sbx-probe open $W/data/secret 2>/dev/null);
+	b=\$(sbx-probe open $W/data/other 2>/dev/null); echo \"\$a\$b\"; i=\$((i + 1)); done" >"$W/loop.out" &
+L=$!
+sleep 1
+sbx-bpf attach "$CG" --policy "$W/p2.json" 2>>"$W/a.err"
+check replace/exit "$?" 0
+wait "$L"
+grep -q OKOK "$W/loop.out" && fail replace/never-both "a window with neither policy" || pass replace/never-both
+check replace/new-policy "$(inside sbx-probe open "$W/data/other" 2>/dev/null)" EACCES
+check replace/old-gone "$(inside sbx-probe open "$W/data/secret" 2>/dev/null)" OK
+
+sbx-bpf detach "$CG"
+check detach/exit "$?" 0
+check detach/open "$(inside sbx-probe open "$W/data/other" 2>/dev/null)" OK
+check list/empty "$(sbx-bpf list --json | jq -r 'length')" 0
+[ -e "/run/sbx-bpf/sandboxes/$(stat -c %i "$CG").json" ] && fail detach/record-removed "still there" ||
+	pass detach/record-removed
+sbx-bpf attach "$CG" --policy "$W/nope.json" 2>/dev/null
+check attach/bad-policy-exit "$?" 2
+
+# Nested: a policy on a parent and one on a child both apply; each can only narrow.
+P=/sys/fs/cgroup/e2e-parent
+mkdir -p "$P/child" "$W/w/sub"
+cat >"$W/parent.json" <<EOF
+{ "filesystem": { "denyRead": [ "$W/data/secret" ], "allowWrite": [ "$W/w/sub" ] },
+  "network": { "allow": [ "127.0.0.2:8080" ] } }
+EOF
+cat >"$W/child.json" <<EOF
+{ "filesystem": { "denyRead": [ "$W/data/other" ], "allowWrite": [ "$W/w" ] },
+  "network": { "allow": [ "127.0.0.2:8080", "127.0.0.3:8080" ] } }
+EOF
+sbx-bpf attach "$P" --policy "$W/parent.json" && sbx-bpf attach "$P/child" --policy "$W/child.json"
+check nested/attach "$?" 0
+inchild() { sh -c 'echo $$ >'"$P/child"'/cgroup.procs && exec "$@"' sh "$@"; }
+check nested/parent-deny-read "$(inchild sbx-probe open "$W/data/secret" 2>/dev/null)" EACCES
+check nested/child-deny-read "$(inchild sbx-probe open "$W/data/other" 2>/dev/null)" EACCES
+check nested/write-both-allow "$(inchild sbx-probe open "$W/w/sub/f" creat 2>/dev/null)" OK
+check nested/write-child-only "$(inchild sbx-probe open "$W/w/g" creat 2>/dev/null)" EACCES
+check nested/net-both-allow "$(inchild sbx-probe sendto 127.0.0.2 8080 2>/dev/null)" OK
+check nested/net-child-only "$(inchild sbx-probe sendto 127.0.0.3 8080 2>/dev/null)" EACCES
+check nested/parent-alone "$(sh -c 'echo $$ >'"$P"'/cgroup.procs && exec sbx-probe open '"$W/data/other" 2>/dev/null)" OK
+sleep 1
+check_json nested/event-names-deciding-sandbox "$W/ev2.json" \
+	"any(.[]; .path == \"$W/w/g\" and .sandbox_cgroup_id == $(stat -c %i "$P") and .cgroup_id == $(stat -c %i "$P/child"))"
+sbx-bpf detach "$P/child"; sbx-bpf detach "$P"
+rmdir "$P/child" "$P" 2>/dev/null
+
+kill "$D" "$SYSLOG"; wait "$D" 2>/dev/null
+sbx-bpf unload
+check unload/exit "$?" 0
+[ -e "$PIN" ] && fail unload/removed "$(ls -R "$PIN" | head)" || pass unload/removed
+sbx-bpf status >/dev/null 2>&1
+check status/not-pinned "$?" 1
+rmdir "$CG" 2>/dev/null

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * daemon.c — `sbx-bpf daemon`: load the enforcement programs once and pin
+ * them under bpffs, so they keep enforcing when this process exits,
+ * crashes or is killed; or adopt the pinned set a previous daemon left.
+ * Then be the single consumer of the events ring buffer.
+ *
+ * `sbx-bpf unload` removes the pinned set: enforcement ends when no process
+ * holds the programs any more.
+ *
+ * First slice of the host agent (issue 6): attach/detach/list, nested
+ * policies, grants and the telemetry sinks build on this; see
+ * docs/agent-plan.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/signalfd.h>
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "events.h"
+#include "loader.h"
+#include "sbxstate.h"
+#include "agentconf.h"
+#include "sinks.h"
+#include "version.h"
+
+#define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
+#define DAEMON_LOCK	"/run/sbx-bpf/daemon.pid"	/* flock()ed while a daemon runs; holds its pid */
+
+struct daemon_opts {
+	const char *pin_dir;
+	const char *events_path;
+	const char *config;
+};
+
+static void daemon_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: sbx-bpf daemon [--pin-dir DIR] [--events FILE] [--config FILE]\n"
+		"       sbx-bpf unload [--pin-dir DIR]\n"
+		"\n"
+		"daemon: load the enforcement programs and pin them under DIR (default\n"
+		"%s), or adopt the set pinned there by an earlier daemon of\n"
+		"this build; then print every event (stderr; --events FILE: JSON lines,\n"
+		"'-' = stdout) until SIGTERM/SIGINT. The programs stay attached when the\n"
+		"daemon exits, however it exits.\n"
+		"--config FILE: the sinks (JSON lines, OCSF, syslog, Prometheus; docs/agent.md),\n"
+		"default %s when it exists. SIGHUP reopens their files.\n"
+		"unload: remove the pinned set; enforcement ends with its last user.\n",
+		PIN_DIR_DEFAULT, AGENT_CONFIG_PATH);
+}
+
+static int parse_opts(int argc, char **argv, struct daemon_opts *o, bool events_ok)
+{
+	static const struct option longopts[] = {
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	o->pin_dir = PIN_DIR_DEFAULT;
+	while ((c = getopt_long(argc, argv, "jvh", longopts, NULL)) != -1) {
+		if (cli_common_opt(c))
+			continue;
+		switch (c) {
+		case 'p': o->pin_dir = optarg; break;
+		case 'e':
+			if (!events_ok)
+				goto usage;
+			o->events_path = optarg;
+			break;
+		case 'c':
+			if (!events_ok)
+				goto usage;
+			o->config = optarg;
+			break;
+		case 'h': daemon_usage(stdout); return -1;
+		default: goto usage;
+		}
+	}
+	if (optind == argc)
+		return 0;
+usage:
+	daemon_usage(stderr);
+	return EXIT_USAGE;
+}
+
+/*
+ * Rule texts for events: the daemon never saw the policies, `attach`
+ * recorded them (sbxstate.h). One cached record per sandbox cgroup, read
+ * again when its file changed (a replaced policy).
+ */
+#define RULE_CACHE	64
+
+struct rule_cache {
+	struct {
+		__u64 cgid;
+		struct timespec mtime;
+		json_t *st;
+	} e[RULE_CACHE];
+	unsigned next;
+};
+
+static json_t *cached_state(struct rule_cache *c, __u64 cgid)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+	unsigned i, slot;
+
+	snprintf(path, sizeof(path), "%s/%llu.json", SBX_STATE_DIR, (unsigned long long)cgid);
+	if (stat(path, &sb))
+		return NULL;
+	for (i = 0; i < RULE_CACHE; i++)
+		if (c->e[i].st && c->e[i].cgid == cgid &&
+		    c->e[i].mtime.tv_sec == sb.st_mtim.tv_sec && c->e[i].mtime.tv_nsec == sb.st_mtim.tv_nsec)
+			return c->e[i].st;
+	slot = c->next++ % RULE_CACHE;
+	json_decref(c->e[slot].st);
+	c->e[slot].st = state_read(SBX_STATE_DIR, cgid);
+	c->e[slot].cgid = cgid;
+	c->e[slot].mtime = sb.st_mtim;
+	return c->e[slot].st;
+}
+
+static const char *rule_text_cb(void *ctx, const struct sbx_event *ev)
+{
+	json_t *st = cached_state(ctx, ev->sandbox_cgroup_id);
+
+	return st ? state_rule_text(st, ev->rule_id) : NULL;
+}
+
+static void rule_cache_free(struct rule_cache *c)
+{
+	for (unsigned i = 0; i < RULE_CACHE; i++)
+		json_decref(c->e[i].st);
+}
+
+/* Adopt the pinned set, or load and pin a new one. NULL after saying why. */
+static struct sbx_loader *adopt_or_load(const char *dir)
+{
+	struct sbx_loader *l = loader__open_pinned(dir);
+	int err;
+
+	if (l) {
+		p_warn("adopted the programs pinned at %s (enforcement never stopped)", dir);
+		return l;
+	}
+	if (errno == ESTALE) {
+		p_err("%s holds programs of another sbx-bpf build; 'sbx-bpf unload' removes them", dir);
+		return NULL;
+	}
+	l = loader__open_and_attach();
+	if (!l) {
+		p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
+		return NULL;
+	}
+	err = loader__pin(l, dir);
+	if (err) {
+		p_err("cannot pin the programs under %s: %s (is bpffs mounted at /sys/fs/bpf?)", dir,
+		      strerror(-err));
+		loader__destroy(l);
+		return NULL;
+	}
+	p_warn("loaded the programs and pinned them at %s", dir);
+	return l;
+}
+
+/* Every event also goes to the configured sinks, with the texts events.c resolved. */
+static void forward_cb(void *ctx, const struct sbx_event *ev, const char *rule_text, const char *domain)
+{
+	struct sink_ctx c = { .rule_text = rule_text, .domain = domain };
+
+	sink_set_emit(ctx, ev, &c);
+}
+
+/* The sinks of --config (or the default file when it exists); NULL set with no config. 0 or 1. */
+static int open_sinks(const struct daemon_opts *o, struct agent_config *cfg, struct sink_set **set)
+{
+	const char *file = o->config ? o->config : AGENT_CONFIG_PATH;
+	struct agent_diag d = {};
+
+	*set = NULL;
+	if (!o->config && access(file, F_OK))
+		return 0;
+	if (agent_config_load(cfg, file, &d)) {
+		p_err("%s", d.error);
+		return EXIT_USAGE;
+	}
+	*set = sink_set_new(&(struct sink_ident){ .host = cfg->host, .version = SBX_VERSION });
+	if (!*set) {
+		p_err("out of memory");
+		return 1;
+	}
+	if (sink_set_seq_file(*set, "/run/sbx-bpf/seq"))
+		p_warn("cannot keep the sequence in /run/sbx-bpf/seq: a restart starts it again");
+	if (agent_sinks_open(cfg, *set, SBX_VERSION, &d)) {
+		p_err("%s", d.error);
+		return 1;
+	}
+	return 0;
+}
+
+static void gauges(struct sbx_loader *l, struct sink_set *set)
+{
+	struct sink_gauges g = {};
+	__u64 lost = 0;
+	__u32 used, max;
+
+	loader__stat(l, SBX_STAT_EVENTS_LOST, &lost);
+	g.events_dropped = lost;
+	if (!loader__fill(l, LOADER_FILL_SANDBOXES, &used, &max))
+		g.policies = used;
+	sink_set_gauges(set, &g);
+}
+
+#define SINK_FDS	64
+
+static int serve(struct sbx_loader *l, struct event_sink *sink, struct sink_set *set)
+{
+	struct ring_buffer *rb = events_open(loader__events_fd(l), sink);
+	struct signalfd_siginfo si;
+	struct pollfd fds[2 + SINK_FDS];
+	time_t last_gauges = 0;
+	sigset_t mask;
+	int sfd, timeout;
+	size_t n = 0;
+
+	if (!rb) {
+		p_err("cannot open the event ring buffer: %s", strerror(errno));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);	/* a sink's reader that went away is a drop, not our death */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	fds[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
+	fds[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	for (;;) {
+		timeout = 1000;
+		n = set ? sink_set_pollfds(set, fds + 2, SINK_FDS, &timeout) : 0;
+		if (poll(fds, 2 + n, timeout) < 0 && errno != EINTR)
+			break;
+		ring_buffer__consume(rb);
+		if (set) {
+			sink_set_handle(set, fds + 2, n);
+			if (time(NULL) != last_gauges) {
+				last_gauges = time(NULL);
+				gauges(l, set);
+			}
+		}
+		if (!(fds[1].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGHUP)
+			break;
+		if (set)
+			sink_set_reopen(set);
+	}
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	close(sfd);
+	return 0;
+}
+
+/*
+ * One daemon at a time: two would race for the ring buffer. The lock is
+ * the pid file itself, held (flock) for the daemon's life, so a crashed
+ * daemon never leaves a stale lock. Returns the fd, or -1 after saying why.
+ */
+static int daemon_lock(void)
+{
+	char pid[32];
+	int fd;
+
+	mkdir("/run/sbx-bpf", 0755);
+	fd = open(DAEMON_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		p_err("cannot open %s: %s", DAEMON_LOCK, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		p_err("another sbx-bpf daemon is running (%s is locked)", DAEMON_LOCK);
+		close(fd);
+		return -1;
+	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, strlen(pid), 0) < 0)
+		p_warn("cannot write %s: %s", DAEMON_LOCK, strerror(errno));
+	return fd;
+}
+
+/* The running daemon's pid, or 0 when none holds the lock. */
+static int daemon_pid(void)
+{
+	char buf[32] = "";
+	int fd = open(DAEMON_LOCK, O_RDONLY | O_CLOEXEC), pid = 0;
+
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK && read(fd, buf, sizeof(buf) - 1) > 0)
+		pid = atoi(buf);
+	close(fd);
+	return pid;
+}
+
+int do_daemon(int argc, char **argv)
+{
+	static struct rule_cache cache;
+	struct event_sink sink = { .human = stderr, .rule_text = rule_text_cb, .rule_ctx = &cache };
+	struct daemon_opts o = {};
+	struct agent_config cfg = {};
+	struct sink_set *set = NULL;
+	struct sbx_loader *l = NULL;
+	int ret, lock = -1;
+
+	ret = parse_opts(argc, argv, &o, true);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	if (o.events_path) {
+		sink.json = strcmp(o.events_path, "-") ? fopen(o.events_path, "ae") : stdout;
+		if (!sink.json) {
+			p_err("cannot open events file '%s': %s", o.events_path, strerror(errno));
+			return EXIT_USAGE;
+		}
+	}
+	ret = open_sinks(&o, &cfg, &set);
+	if (ret)
+		goto out;
+	sink.forward = set ? forward_cb : NULL;
+	sink.forward_ctx = set;
+	lock = daemon_lock();
+	l = lock >= 0 ? adopt_or_load(o.pin_dir) : NULL;
+	ret = l ? serve(l, &sink, set) : 1;
+	loader__destroy(l);	/* the pinned links keep the programs attached */
+	if (lock >= 0)
+		close(lock);
+out:
+	if (set) {
+		sink_set_flush(set);
+		sink_set_free(set);
+	}
+	agent_config_free(&cfg);
+	if (sink.json && sink.json != stdout)
+		fclose(sink.json);
+	rule_cache_free(&cache);
+	return ret;
+}
+
+int do_unload(int argc, char **argv)
+{
+	struct daemon_opts o = {};
+	int ret, err;
+
+	ret = parse_opts(argc, argv, &o, false);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	err = loader__unpin(o.pin_dir);
+	if (err) {
+		p_err("cannot remove %s: %s", o.pin_dir, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
+static json_t *fill_json(struct sbx_loader *l, enum loader_fill which)
+{
+	__u32 used, max;
+
+	if (loader__fill(l, which, &used, &max))
+		return json_null();
+	return json_pack("{s:i, s:i}", "used", (int)used, "max", (int)max);
+}
+
+/* `status`: is enforcement pinned, how full are the maps, is a daemon collecting. */
+int do_status(int argc, char **argv)
+{
+	static const char *const names[] = { "sandboxes", "fs_rules", "net_rules", "dns_allow" };
+	struct daemon_opts o = {};
+	struct sbx_loader *l;
+	__u64 lost = 0, denied = 0;
+	json_t *st, *maps;
+	bool pinned;
+	int ret, pid;
+
+	ret = parse_opts(argc, argv, &o, false);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	pid = daemon_pid();
+	l = loader__open_pinned(o.pin_dir);
+	maps = json_object();
+	for (int i = 0; l && i < 4; i++)
+		json_object_set_new(maps, names[i], fill_json(l, (enum loader_fill)i));
+	if (l) {
+		loader__stat(l, SBX_STAT_EVENTS_LOST, &lost);
+		loader__stat(l, SBX_STAT_DENIED, &denied);
+	}
+	pinned = l != NULL;
+	st = json_pack("{s:s, s:b, s:o, s:o, s:o, s:I, s:I}", "pin_dir", o.pin_dir, "pinned", pinned,
+		       "reason", pinned ? json_null() : json_string(strerror(errno)),
+		       "daemon", pid ? json_pack("{s:i}", "pid", pid) : json_null(), "maps", maps,
+		       "denied", (json_int_t)denied, "events_lost", (json_int_t)lost);
+	loader__destroy(l);
+	if (cli.json) {
+		print_json(st);
+		return pinned ? 0 : 1;
+	}
+	printf("enforcement: %s\n", json_is_true(json_object_get(st, "pinned")) ? "pinned" : "not pinned");
+	printf("daemon:      %s\n", pid ? "running" : "not running (events wait in the ring buffer)");
+	for (int i = 0; i < 4; i++) {
+		json_t *m = json_object_get(maps, names[i]);
+
+		if (m)
+			printf("%-12s %lld / %lld\n", names[i], json_integer_value(json_object_get(m, "used")),
+			       json_integer_value(json_object_get(m, "max")));
+	}
+	printf("denied:      %llu\nevents lost: %llu\n", (unsigned long long)denied, (unsigned long long)lost);
+	json_decref(st);
+	return pinned ? 0 : 1;
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sbxstate.c — what `attach` put on each cgroup, as one JSON file per
+ * cgroup under the state directory (/run/sbx-bpf/sandboxes/CGID.json):
+ * the policy's name, a hash of what it compiled to, the mode, and the text
+ * of every rule by id. `list` shows it; the daemon, which never saw the
+ * policy file, names the rule of each event from it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+#include "sbx_abi.h"
+#include "sbxstate.h"
+
+static int state_path(const char *dir, __u64 cgid, const char *suffix, char *buf, size_t sz)
+{
+	return (size_t)snprintf(buf, sz, "%s/%llu.json%s", dir, (unsigned long long)cgid, suffix) < sz ?
+	       0 : -ENAMETOOLONG;
+}
+
+/* FNV-1a of the compiled policy's canonical JSON: equal policies, equal hashes. */
+static void policy_hash(const struct policy *p, char *out, size_t sz)
+{
+	char *j = policy_to_json(p);
+	__u64 h = SBX_HASH_INIT;
+
+	for (const char *c = j ? j : ""; *c; c++)
+		h = sbx_hash_byte(h, (unsigned char)*c);
+	snprintf(out, sz, "%016llx", (unsigned long long)h);
+	free(j);
+}
+
+static json_t *texts(size_t n, const char *(*get)(const struct policy *, size_t), const struct policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, json_string(get(p, i)));
+	return a;
+}
+
+static const char *fs_text(const struct policy *p, size_t i) { return p->rules[i].text; }
+static const char *net_text(const struct policy *p, size_t i) { return p->net.rules[i].text; }
+static const char *dom_text(const struct policy *p, size_t i) { return p->net.domains[i].text; }
+
+static int mkdir_p(const char *dir)
+{
+	char p[PATH_MAX];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s", dir) >= sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+int state_write(const char *dir, const struct state_entry *e, const struct policy *p)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], hash[17];
+	json_t *o;
+	int err;
+
+	err = mkdir_p(dir) ?: state_path(dir, e->cgroup_id, "", path, sizeof(path)) ?:
+	      state_path(dir, e->cgroup_id, ".tmp", tmp, sizeof(tmp));
+	if (err)
+		return err;
+	policy_hash(p, hash, sizeof(hash));
+	o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:o}",
+		      "cgroup", e->cgroup, "cgroup_id", (json_int_t)e->cgroup_id,
+		      "policy_id", (int)e->policy_id, "policy", p->name ? p->name : "",
+		      "policy_hash", hash, "mode", e->audit ? "audit" : "enforce",
+		      "attached", (json_int_t)time(NULL),
+		      "rules", texts(p->nr_rules, fs_text, p),
+		      "net_rules", texts(p->net.nr_rules, net_text, p),
+		      "domains", texts(p->net.nr_domains, dom_text, p));
+	if (!o)
+		return -ENOMEM;
+	/* Whole or not at all: readers never see half a file. */
+	err = json_dump_file(o, tmp, JSON_COMPACT) ? -EIO : 0;
+	json_decref(o);
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+int state_remove(const char *dir, __u64 cgid)
+{
+	char path[PATH_MAX];
+	int err = state_path(dir, cgid, "", path, sizeof(path));
+
+	if (!err && unlink(path) && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
+json_t *state_read(const char *dir, __u64 cgid)
+{
+	char path[PATH_MAX];
+
+	if (state_path(dir, cgid, "", path, sizeof(path)))
+		return NULL;
+	return json_load_file(path, 0, NULL);
+}
+
+const char *state_rule_text(const json_t *st, __u32 rule_id)
+{
+	const char *list = "rules";
+	__u32 i = rule_id & ~SBX_RULE_BASE_MASK;
+
+	if (rule_id >= SBX_RULE_FIRST_BUILTIN)
+		return NULL;
+	switch (rule_id & SBX_RULE_BASE_MASK) {
+	case SBX_RULE_NET_BASE: list = "net_rules"; break;
+	case SBX_RULE_DOMAIN_BASE: list = "domains"; break;
+	case 0: i = rule_id; break;
+	default: return NULL;
+	}
+	return json_string_value(json_array_get(json_object_get(st, list), i));
+}
