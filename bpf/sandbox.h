@@ -81,6 +81,23 @@ SBX_SHARED struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/* Coalescing and rate-limit state (sbx_abi.h "Coalescing"); mmapped by the consumer. */
+SBX_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SBX_COALESCE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sbx_coalesce_slot);
+} coalesce SEC(".maps");
+
+SBX_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SBX_THROTTLE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sbx_throttle_slot);
+} throttle SEC(".maps");
+
 /* Cheap exit for every task on a host without sandboxes; kept by userspace. */
 SBX_SHARED volatile __u32 nr_sandboxes;
 /*
@@ -94,6 +111,11 @@ SBX_SHARED volatile __u32 scope_set;
 SBX_SHARED volatile __u32 policy_seq;
 /* Set by userspace once a sandbox lies below another: every level is judged. */
 SBX_SHARED volatile __u32 nest_set;
+/* Coalescing window and per-sandbox record rate (0: off); set by whoever loads the programs. */
+SBX_SHARED volatile __u64 coalesce_ns;
+SBX_SHARED volatile __u32 rate_per_s, rate_burst;
+/* The last sequence number given to a record (atomically). */
+SBX_SHARED volatile __u64 ev_seq;
 
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -102,12 +124,17 @@ SBX_SHARED struct {
 	__type(value, __u32);
 } scope SEC(".maps");
 
-static __always_inline void stat_inc(__u32 idx)
+static __always_inline void stat_add(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	stat_add(idx, 1);
 }
 
 /*
@@ -226,13 +253,199 @@ static __always_inline int judge_begin(struct judge *j)
 	for (i = 0; i < SBX_NEST_MAX; i++)				\
 		if (i < (j)->s->chain.n && judge_select((j), i))
 
-/* Fill the task fields of the event and send it, cut to its paths' real size. */
+/*
+ * A kernel pointer as a plain number: global functions take no kernel
+ * pointers before 6.8, and the walk reads everything through CO-RE anyway.
+ */
+static __always_inline __u64 ptr_value(const void *p)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
+static __always_inline __u64 key_mix(__u64 h, __u64 x)
+{
+	h = (h ^ x) * SBX_HASH2_MUL;
+	return h ^ (h >> 29);
+}
+
+/* Where key_word is: 16 bytes, for the stack is nearly full when a hook reports. */
+struct key_ctx {
+	__u64 h;
+	__u32 at;	/* offset into ev.path (path2 follows it) */
+	__u32 end;
+};
+
+/* bpf_loop callback: fold the next 8 bytes of the event's paths, up to c->end, into c->h. */
+static long key_word(__u32 i, void *ctx)
+{
+	struct key_ctx *c = ctx;
+	struct sbx_scratch *s = bpf_task_storage_get(&scratch, bpf_get_current_task_btf(), NULL, 0);
+	__u32 at = c->at, left;
+	__u64 w;
+
+	if (!s || at >= c->end)
+		return 1;
+	w = *(__u64 *)(s->ev.path + (at & (2 * SBX_PATH_MAX - 8)));
+	left = c->end - at;
+	/* Bytes past the path are an earlier event's: never part of the key. */
+	if (left < 8)
+		w &= (1ULL << (left * 8)) - 1;
+	c->h = key_mix(c->h, w);
+	c->at = at + 8;
+	return 0;
+}
+
+/* What makes two violations identical, as a non-zero 64-bit key. */
+static __noinline __u64 event_key(struct sbx_event *ev)
+{
+	struct key_ctx c;
+	__u64 h = SBX_HASH2_INIT;
+	__u32 len;
+
+	h = key_mix(h, ev->cgroup_id);
+	h = key_mix(h, ev->sandbox_cgroup_id);
+	h = key_mix(h, (__u64)ev->tgid << 32 | ev->op);
+	h = key_mix(h, (__u64)ev->verdict << 32 | ev->rule_id);
+	h = key_mix(h, (__u64)ev->flags << 32 | ev->domain_id);
+	h = key_mix(h, (__u64)ev->family << 48 | (__u64)ev->sock_type << 32 | ev->protocol << 16 | ev->port);
+	h = key_mix(h, *(__u64 *)&ev->addr[0]);
+	h = key_mix(h, *(__u64 *)&ev->addr[8]);
+	len = ev->path_len & (SBX_PATH_MAX - 1);
+	c.h = key_mix(h, len);
+	c.at = 0;
+	c.end = len;
+	bpf_loop((len + 7) / 8, key_word, &c, 0);
+	if (ev->flags & SBX_EV_PATH2) {
+		len = ev->path2_len & (SBX_PATH_MAX - 1);
+		c.h = key_mix(c.h, len);
+		c.at = SBX_PATH_MAX;
+		c.end = SBX_PATH_MAX + len;
+		bpf_loop((len + 7) / 8, key_word, &c, 0);
+	}
+	return c.h | 1;
+}
+
+/*
+ * True if @ev repeats the violation that opened its slot's window: counted
+ * there, no record. Otherwise @ev opens a new window and carries the count
+ * the old one gathered (ev->repeat).
+ */
+static __always_inline bool coalesced(struct sbx_event *ev, __u64 now)
+{
+	__u32 idx = ev->key & (SBX_COALESCE_SLOTS - 1);
+	struct sbx_coalesce_slot *c = bpf_map_lookup_elem(&coalesce, &idx);
+	__u64 n;
+
+	ev->repeat = 1;
+	if (!c || !coalesce_ns)
+		return false;
+	if (c->key == ev->key && now - c->since_ns < coalesce_ns) {
+		__sync_fetch_and_add(&c->pending, 1);
+		stat_inc(SBX_STAT_COALESCED);
+		return true;
+	}
+	n = c->pending ? __sync_lock_test_and_set(&c->pending, 0) : 0;
+	if (c->key == ev->key)
+		ev->repeat += n;
+	else if (n)
+		stat_add(SBX_STAT_UNREPORTED, n);
+	c->key = ev->key;
+	c->since_ns = now;
+	return false;
+}
+
+/* "Throttled: @n violations withheld" for sandbox @cgid, ahead of the record that passed. */
+static __noinline void send_throttled(__u64 cgid, __u64 n, __u64 now, __u32 verdict)
+{
+	struct sbx_event *t = bpf_ringbuf_reserve(&events, offsetof(struct sbx_event, path) + 8, 0);
+
+	if (!t) {
+		/* The count is lost with the record: it stays in the THROTTLED counter only. */
+		stat_inc(SBX_STAT_EVENTS_LOST);
+		return;
+	}
+	__builtin_memset(t, 0, offsetof(struct sbx_event, path) + 8);
+	t->ts_ns = now;
+	t->seq = __sync_fetch_and_add(&ev_seq, 1) + 1;
+	t->repeat = n > 0xffffffff ? 0xffffffff : n;
+	t->cgroup_id = cgid;
+	t->sandbox_cgroup_id = cgid;
+	t->op = SBX_OP_THROTTLED;
+	t->verdict = verdict;
+	t->rule_id = SBX_RULE_NONE;
+	stat_inc(SBX_STAT_THROTTLE_RECORDS);
+	bpf_ringbuf_submit(t, 0);
+}
+
+/* True if the sandbox's record rate is used up: @ev is withheld and counted. */
+static __always_inline bool throttled(struct sbx_event *ev, __u64 now)
+{
+	__u64 cgid = ev->sandbox_cgroup_id, interval, tat, n;
+	__u32 idx = key_mix(SBX_HASH2_INIT, cgid) & (SBX_THROTTLE_SLOTS - 1);
+	struct sbx_throttle_slot *t = bpf_map_lookup_elem(&throttle, &idx);
+	__u32 rate = rate_per_s, burst = rate_burst;
+
+	if (!t || !rate)
+		return false;
+	if (t->cgid != cgid) {
+		n = t->suppressed ? __sync_lock_test_and_set(&t->suppressed, 0) : 0;
+		if (n)
+			stat_add(SBX_STAT_UNREPORTED, n);
+		t->cgid = cgid;
+		t->tat_ns = 0;
+	}
+	interval = 1000000000ULL / rate;
+	tat = t->tat_ns > now ? t->tat_ns : now;
+	if (tat - now > (__u64)(burst ? burst - 1 : 0) * interval) {
+		__sync_fetch_and_add(&t->suppressed, ev->repeat);
+		t->last_ns = now;
+		stat_inc(SBX_STAT_THROTTLED);
+		return true;
+	}
+	t->tat_ns = tat + interval;
+	n = t->suppressed ? __sync_lock_test_and_set(&t->suppressed, 0) : 0;
+	if (n)
+		send_throttled(cgid, n, now, ev->verdict);
+	return false;
+}
+
+/*
+ * Send a filled event, cut to its paths' real size, unless coalesced or
+ * throttled. A subprogram of its own: its locals must not add to the
+ * frame of the hook, whose stack the matcher's calls already fill.
+ */
+static __noinline void send_record(struct sbx_event *ev)
+{
+	__u64 size;
+
+	stat_inc(SBX_STAT_VIOLATIONS);
+	ev->key = event_key(ev);
+	if (coalesced(ev, ev->ts_ns) || throttled(ev, ev->ts_ns))
+		return;
+	ev->seq = __sync_fetch_and_add(&ev_seq, 1) + 1;
+	if (ev->flags & SBX_EV_PATH2)
+		size = offsetof(struct sbx_event, path2) + (ev->path2_len & (SBX_PATH_MAX - 1)) + 1;
+	else
+		size = offsetof(struct sbx_event, path) + (ev->path_len & (SBX_PATH_MAX - 1)) + 1;
+	if (size > sizeof(*ev))
+		size = sizeof(*ev);
+	if (bpf_ringbuf_output(&events, ev, size, 0))
+		stat_inc(SBX_STAT_EVENTS_LOST);
+}
+
+/*
+ * Fill the task fields of the event and send it, cut to its paths' real
+ * size — unless it repeats one just sent (coalesced) or its sandbox is over
+ * its record rate (throttled). The verdict never depends on this.
+ */
 static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32 rule_id, int error)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
 	struct sbx_event *ev = &j->s->ev;
 	__u64 id = bpf_get_current_pid_tgid();
-	__u64 size;
 
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->cgroup_id = bpf_get_current_cgroup_id();
@@ -245,16 +458,13 @@ static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32
 	ev->verdict = verdict;
 	ev->rule_id = rule_id;
 	ev->error = error;
+	ev->pad = 0;
+	if (!(ev->flags & SBX_EV_NET)) {
+		ev->sock_type = ev->protocol = ev->port = 0;
+		__builtin_memset(ev->addr, 0, sizeof(ev->addr));
+	}
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-
-	if (ev->flags & SBX_EV_PATH2)
-		size = offsetof(struct sbx_event, path2) + (ev->path2_len & (SBX_PATH_MAX - 1)) + 1;
-	else
-		size = offsetof(struct sbx_event, path) + (ev->path_len & (SBX_PATH_MAX - 1)) + 1;
-	if (size > sizeof(*ev))
-		size = sizeof(*ev);
-	if (bpf_ringbuf_output(&events, ev, size, 0))
-		stat_inc(SBX_STAT_EVENTS_LOST);
+	send_record(ev);
 }
 
 /* Report a denial; returns what the hook returns (0 in audit mode). */
@@ -275,16 +485,5 @@ static __always_inline struct mount *real_mount(struct vfsmount *mnt)
 	return (struct mount *)((void *)mnt - bpf_core_field_offset(struct mount, mnt));
 }
 
-/*
- * A kernel pointer as a plain number: global functions take no kernel
- * pointers before 6.8, and the walk reads everything through CO-RE anyway.
- */
-static __always_inline __u64 ptr_value(const void *p)
-{
-	__u64 v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), &p);
-	return v;
-}
 
 #endif /* SBX_SANDBOX_H */

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION		3
+#define SBX_ABI_VERSION		4
 
 #define SBX_PATH_MAX		4096	/* bytes, with the NUL; a power of two (used as a mask) */
 #define SBX_COMM_LEN		16
@@ -219,6 +219,7 @@ enum sbx_op {
 	SBX_OP_LISTEN,
 	SBX_OP_SOCKET,		/* creating a raw, packet or other-family socket */
 	SBX_OP_DNS,		/* a DNS query the resolver refused (sent by userspace) */
+	SBX_OP_THROTTLED,	/* the sandbox's events were rate-limited: repeat = violations withheld */
 	SBX_OP__MAX,
 };
 
@@ -256,10 +257,19 @@ enum sbx_verdict {
 #define SBX_EV_NET		(1u << 4)	/* family, sock_type, protocol, port, addr are set */
 #define SBX_EV_ABSTRACT		(1u << 5)	/* path is an abstract unix socket name (no leading NUL) */
 #define SBX_EV_STEERED		(1u << 6)	/* a DNS query: the address is the server it was sent to */
+/* Made by userspace when a coalescing window ended without a later record (no kernel seq). */
+#define SBX_EV_SUMMARY		(1u << 7)
 
-/* One record on the events ring buffer per denial or audit hit. */
+/*
+ * One record on the events ring buffer per denial or audit hit, or per
+ * run of identical ones (repeat > 1, see "Coalescing" below).
+ */
 struct sbx_event {
 	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 seq;		/* 1, 2, 3… per boot for every record the kernel tried to send: a gap is a loss */
+	__u64 key;		/* what makes violations identical (coalescing); 0 for userspace records */
+	__u32 repeat;		/* violations this record stands for: itself and the ones coalesced into it */
+	__u32 pad;
 	__u64 cgroup_id;	/* the cgroup the task runs in */
 	__u64 sandbox_cgroup_id; /* the sandboxed cgroup whose policy decided */
 	__u32 pid;		/* thread id */
@@ -285,11 +295,55 @@ struct sbx_event {
 	char path2[SBX_PATH_MAX];	/* sent only with SBX_EV_PATH2 */
 };
 
-/* stats: per-CPU counters, index → __u64 */
+/*
+ * stats: per-CPU counters, index → __u64. Every violation is counted once
+ * in VIOLATIONS and once in exactly one of: a record sent (the consumer
+ * counts those), COALESCED, THROTTLED, EVENTS_LOST. So
+ * VIOLATIONS = delivered + COALESCED + THROTTLED + EVENTS_LOST.
+ */
 enum sbx_stat {
-	SBX_STAT_EVENTS_LOST = 0,	/* ring buffer full: event dropped (the verdict stood) */
-	SBX_STAT_DENIED,
+	SBX_STAT_EVENTS_LOST = 0,	/* ring buffer full or no memory: record dropped (the verdict stood) */
+	SBX_STAT_DENIED,		/* operations refused (audit hits are not) */
+	SBX_STAT_VIOLATIONS,		/* denials and audit hits, each of which wants a record */
+	SBX_STAT_COALESCED,		/* folded into a later record's repeat (or a summary) */
+	SBX_STAT_THROTTLED,		/* withheld by the sandbox's rate limit (a "throttled" record counts them) */
+	SBX_STAT_UNREPORTED,		/* coalesced or throttled, then their slot was taken by another: counted only here */
+	SBX_STAT_THROTTLE_RECORDS,	/* "throttled" records sent (not violations) */
 	SBX_STAT__MAX,
+};
+
+/*
+ * Coalescing and rate limits (bounded cost under a flood).
+ *
+ * coalesce: a violation identical to the one that opened the window of its
+ * slot (same key: cgroup, sandbox, process, operation, verdict, rule, paths,
+ * address) less than coalesce_ns ago only adds to the slot's pending count;
+ * the next record of that key carries it in repeat, or, when none comes,
+ * the consumer takes it (atomic exchange on its mmap of the array) and
+ * sends a summary. Slots are direct-mapped by key: a different key takes
+ * the slot over, and a pending count it finds goes to SBX_STAT_UNREPORTED.
+ *
+ * throttle: per sandbox (direct-mapped by the sandbox's cgroup id), a
+ * token bucket of rate_per_s records per second, rate_burst at once; a
+ * record over it is withheld and its violations added to suppressed; the
+ * next record that passes is preceded by a SBX_OP_THROTTLED record with
+ * that count, and the consumer sends one when the sandbox falls silent.
+ */
+#define SBX_COALESCE_SLOTS	8192	/* a power of two */
+#define SBX_THROTTLE_SLOTS	8192	/* a power of two, over SBX_MAX_SANDBOXES */
+
+struct sbx_coalesce_slot {
+	__u64 key;		/* 0: unused */
+	__u64 since_ns;		/* when the slot's last record was sent (CLOCK_MONOTONIC) */
+	__u64 pending;		/* identical violations since: added by the kernel, taken with xchg */
+	__u64 pad;
+};
+
+struct sbx_throttle_slot {
+	__u64 cgid;		/* the sandbox's cgroup; 0: unused */
+	__u64 tat_ns;		/* token bucket as a theoretical arrival time (GCRA) */
+	__u64 suppressed;	/* violations withheld since the last "throttled" record */
+	__u64 last_ns;		/* the last withheld one */
 };
 
 /*

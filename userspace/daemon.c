@@ -246,6 +246,8 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct sink_set 
 		p_err("cannot open the event ring buffer: %s", strerror(errno));
 		return 1;
 	}
+	if (events_sweep_open(sink, l))
+		p_warn("cannot map the coalescing slots: repeated violations are only counted");
 	signal(SIGPIPE, SIG_IGN);	/* a sink's reader that went away is a drop, not our death */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -261,6 +263,7 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct sink_set 
 		if (poll(fds, 2 + n, timeout) < 0 && errno != EINTR)
 			break;
 		ring_buffer__consume(rb);
+		events_tick(sink);
 		if (set) {
 			sink_set_handle(set, fds + 2, n);
 			if (time(NULL) != last_gauges) {
@@ -276,6 +279,7 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct sink_set 
 			sink_set_reopen(set);
 	}
 	ring_buffer__consume(rb);
+	events_sweep_close(sink);
 	ring_buffer__free(rb);
 	close(sfd);
 	return 0;
@@ -395,9 +399,15 @@ int do_status(int argc, char **argv)
 {
 	static const char *const names[] = { "sandboxes", "fs_rules", "net_rules", "dns_allow" };
 	struct daemon_opts o = {};
+	static const char *const stat_names[SBX_STAT__MAX] = {
+		[SBX_STAT_EVENTS_LOST] = "events_lost", [SBX_STAT_DENIED] = "denied",
+		[SBX_STAT_VIOLATIONS] = "violations", [SBX_STAT_COALESCED] = "coalesced",
+		[SBX_STAT_THROTTLED] = "throttled", [SBX_STAT_UNREPORTED] = "unreported",
+		[SBX_STAT_THROTTLE_RECORDS] = "throttle_records",
+	};
 	struct sbx_loader *l;
 	__u64 lost = 0, denied = 0;
-	json_t *st, *maps;
+	json_t *st, *maps, *counters;
 	bool pinned;
 	int ret, pid;
 
@@ -413,11 +423,20 @@ int do_status(int argc, char **argv)
 		loader__stat(l, SBX_STAT_EVENTS_LOST, &lost);
 		loader__stat(l, SBX_STAT_DENIED, &denied);
 	}
+	/* The kernel's own count of every violation and of what became of each (sbx_abi.h "stats"). */
+	counters = json_object();
+	for (int i = 0; l && i < SBX_STAT__MAX; i++) {
+		__u64 v = 0;
+
+		loader__stat(l, (enum sbx_stat)i, &v);
+		json_object_set_new(counters, stat_names[i], json_integer((json_int_t)v));
+	}
 	pinned = l != NULL;
 	st = json_pack("{s:s, s:b, s:o, s:o, s:o, s:I, s:I}", "pin_dir", o.pin_dir, "pinned", pinned,
 		       "reason", pinned ? json_null() : json_string(strerror(errno)),
 		       "daemon", pid ? json_pack("{s:i}", "pid", pid) : json_null(), "maps", maps,
 		       "denied", (json_int_t)denied, "events_lost", (json_int_t)lost);
+	json_object_set_new(st, "counters", counters);
 	loader__destroy(l);
 	if (cli.json) {
 		print_json(st);
@@ -433,6 +452,10 @@ int do_status(int argc, char **argv)
 			       json_integer_value(json_object_get(m, "max")));
 	}
 	printf("denied:      %llu\nevents lost: %llu\n", (unsigned long long)denied, (unsigned long long)lost);
+	printf("violations:  %lld (coalesced %lld, throttled %lld)\n",
+	       json_integer_value(json_object_get(counters, "violations")),
+	       json_integer_value(json_object_get(counters, "coalesced")),
+	       json_integer_value(json_object_get(counters, "throttled")));
 	json_decref(st);
 	return pinned ? 0 : 1;
 }

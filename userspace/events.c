@@ -8,6 +8,8 @@
 #include <bpf/libbpf.h>
 
 #include "events.h"
+#include "evsweep.h"
+#include "loader.h"
 #include "policy.h"
 #include "util.h"
 
@@ -41,6 +43,7 @@ const char *sbx_op_name(__u32 op)
 		[SBX_OP_LISTEN] = "listen",
 		[SBX_OP_SOCKET] = "socket",
 		[SBX_OP_DNS] = "dns",
+		[SBX_OP_THROTTLED] = "throttled",
 	};
 
 	return op < SBX_OP__MAX && names[op] ? names[op] : "unknown";
@@ -169,11 +172,25 @@ void event_net_target(const struct sbx_event *ev, char *buf, size_t sz)
 		 proto_name(ev->protocol, ev->sock_type));
 }
 
+__u32 event_repeat(const struct sbx_event *ev)
+{
+	return ev->repeat ? ev->repeat : 1;	/* userspace records leave it 0: one violation */
+}
+
 int event_format_human(const struct sbx_event *ev, const char *rule_text, const char *domain,
 		       char *buf, size_t sz)
 {
 	const char *why = event_rule_text(ev, rule_text);
-	char second[SBX_PATH_MAX + 8] = "", target[SBX_PATH_MAX + 64], dom[300] = "";
+	char second[SBX_PATH_MAX + 8] = "", target[SBX_PATH_MAX + 64], dom[300] = "", times[48] = "";
+
+	if (ev->op == SBX_OP_THROTTLED)
+		return snprintf(buf, sz, "sbx-bpf: throttled: %u more violations in cgroup %llu were"
+				" counted but not reported one by one (event rate limit)",
+				event_repeat(ev), (unsigned long long)ev->sandbox_cgroup_id);
+	if (ev->flags & SBX_EV_SUMMARY)
+		snprintf(times, sizeof(times), " [%u more times]", event_repeat(ev));
+	else if (event_repeat(ev) > 1)
+		snprintf(times, sizeof(times), " [%u times]", event_repeat(ev));
 
 	if (ev->flags & SBX_EV_PATH2)
 		snprintf(second, sizeof(second), " -> %s", event_path(ev, ev->path2, ev->path2_len));
@@ -183,11 +200,11 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, const 
 		snprintf(target, sizeof(target), "%s", event_path(ev, ev->path, ev->path_len));
 	if (domain && ev->op != SBX_OP_DNS)
 		snprintf(dom, sizeof(dom), " [%s]", domain);
-	return snprintf(buf, sz, "sbx-bpf: %s %s %s%s%s (%s%s) pid %u %.*s",
+	return snprintf(buf, sz, "sbx-bpf: %s %s %s%s%s (%s%s) pid %u %.*s%s",
 			sbx_verdict_name(ev->verdict), sbx_op_name(ev->op), target, second, dom, why,
 			(ev->flags & SBX_EV_RENAME_GUARD) ? "; it would move files between rules" :
 			(ev->flags & SBX_EV_DIRECTORY_ONLY) ? "; only a directory may have this name" : "",
-			ev->tgid, SBX_COMM_LEN, ev->comm);
+			ev->tgid, SBX_COMM_LEN, ev->comm, times);
 }
 
 void event_wall_time(__u64 mono_ns, struct timespec *ts)
@@ -262,18 +279,40 @@ static json_t *net_json(const struct sbx_event *ev)
 			 "abstract", !!(ev->flags & SBX_EV_ABSTRACT));
 }
 
+static json_t *seq_json(const struct sbx_event *ev)
+{
+	return ev->seq ? json_integer((json_int_t)ev->seq) : json_null();
+}
+
+/* "N violations withheld by the rate limit" (type "throttled"). */
+static json_t *throttled_to_json(const struct sbx_event *ev, const char *sandbox)
+{
+	char ts[64];
+
+	event_time(ev->ts_ns, ts, sizeof(ts));
+	return json_pack("{s:s, s:s, s:s, s:I, s:o, s:I, s:b, s:I, s:o}",
+			 "schema", SBX_EVENT_SCHEMA, "type", "throttled", "time", ts,
+			 "ts_ns", (json_int_t)ev->ts_ns, "kernel_seq", seq_json(ev),
+			 "suppressed", (json_int_t)event_repeat(ev),
+			 "summary", !!(ev->flags & SBX_EV_SUMMARY),
+			 "sandbox_cgroup_id", (json_int_t)ev->sandbox_cgroup_id,
+			 "sandbox", json_text(sandbox));
+}
+
 json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *domain,
 		      const char *sandbox)
 {
 	char ts[64];
 	bool two = ev->flags & SBX_EV_PATH2;
-	json_t *rule;
+	json_t *rule, *obj;
 
+	if (ev->op == SBX_OP_THROTTLED)
+		return throttled_to_json(ev, sandbox);
 	event_time(ev->ts_ns, ts, sizeof(ts));
 	rule = json_pack("{s:o, s:o}",
 			 "id", ev->rule_id < SBX_RULE_FIRST_BUILTIN ? json_integer(ev->rule_id) : json_null(),
 			 "text", json_text(event_rule_text(ev, rule_text)));
-	return json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:i,"
+	obj = json_pack("{s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:i,"
 			 " s:I, s:I, s:o, s:{s:i, s:i, s:i, s:i, s:o}}",
 			 "schema", SBX_EVENT_SCHEMA,
 			 "type", "violation",
@@ -296,6 +335,14 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 			 "process", "pid", (int)ev->tgid, "tid", (int)ev->pid,
 			 "ppid", (int)ev->ppid, "uid", (int)ev->uid,
 			 "comm", event_json_text(ev->comm, strnlen(ev->comm, SBX_COMM_LEN)));
+	/* "seq" is the sinks' record number; this one is the kernel's (a gap: records lost there). */
+	if (obj && (json_object_set_new(obj, "kernel_seq", seq_json(ev)) ||
+		    json_object_set_new(obj, "repeat", json_integer(event_repeat(ev))) ||
+		    json_object_set_new(obj, "summary", json_boolean(ev->flags & SBX_EV_SUMMARY)))) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
 }
 
 void events_emit(struct event_sink *sink, const struct sbx_event *ev)
@@ -331,12 +378,53 @@ static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct event_sink *sink = ctx;
 
+	const struct sbx_event *ev = data;
+
 	if (event_validate(data, size)) {
 		sink->malformed++;
 		return 0;
 	}
-	events_emit(sink, data);
+	if (ev->op != SBX_OP_THROTTLED)
+		sink->delivered++;
+	evsweep_note(sink->sweep, ev, size);
+	events_emit(sink, ev);
 	return 0;
+}
+
+static void sweep_emit(void *ctx, const struct sbx_event *ev)
+{
+	events_emit(ctx, ev);
+}
+
+int events_sweep_open(struct event_sink *sink, struct sbx_loader *l)
+{
+	struct sbx_coalesce_slot *co;
+	struct sbx_throttle_slot *th;
+	int err = loader__event_slots(l, &co, &th);
+
+	if (err)
+		return err;
+	sink->sweep = evsweep_new(co, th, loader__coalesce_ns(l));
+	return sink->sweep ? 0 : -errno;
+}
+
+void events_sweep_close(struct event_sink *sink)
+{
+	/* Every count still pending is sent now: a window that never ends would hide it. */
+	evsweep_run(sink->sweep, ~0ULL, sweep_emit, sink);
+	evsweep_free(sink->sweep);
+	sink->sweep = NULL;
+}
+
+void events_tick(struct event_sink *sink)
+{
+	__u64 now = event_mono_now();
+
+	/* A few times per window is enough: summaries are late by at most that. */
+	if (!sink->sweep || now - sink->last_sweep_ns < 250000000ULL)
+		return;
+	sink->last_sweep_ns = now;
+	evsweep_run(sink->sweep, now, sweep_emit, sink);
 }
 
 json_t *event_lifecycle_to_json(const char *event, const char *detail, const char *sandbox,

@@ -37,13 +37,18 @@ struct event_sink {
 	const char *sandbox;		/* sandbox name, for JSON */
 	FILE *human;			/* one line per event, or NULL */
 	FILE *json;			/* JSON lines, or NULL */
-	unsigned long long received;
+	struct evsweep *sweep;		/* coalescing summaries (evsweep.h); may be NULL */
+	__u64 last_sweep_ns;
+	unsigned long long received;	/* records emitted, summaries and userspace ones included */
+	unsigned long long delivered;	/* violation records that came from the kernel (not "throttled") */
 	unsigned long long malformed;
 };
 
 const char *sbx_op_name(__u32 op);
 const char *sbx_verdict_name(__u32 verdict);
 
+/* How many violations @ev stands for (repeat; 1 for records made in userspace). */
+__u32 event_repeat(const struct sbx_event *ev);
 /* Check a raw record from the ring buffer: size and NUL-terminated path. */
 int event_validate(const void *data, size_t size);
 /* The rule text shown for @ev: @policy_text, or the fixed text of an SBX_RULE_* id. */
@@ -81,6 +86,14 @@ void events_emit(struct event_sink *sink, const struct sbx_event *ev);
  * timeout, killed, frozen, thawed) on the same outputs as violations.
  */
 void events_lifecycle(struct event_sink *sink, const char *event, const char *detail);
+
+struct sbx_loader;
+/* Set up sink->sweep on @l's coalescing slots; 0 or -errno (the counts then stay in the counters). */
+int events_sweep_open(struct event_sink *sink, struct sbx_loader *l);
+/* Send every pending count as a summary and free the sweeper (the consumer is going). */
+void events_sweep_close(struct event_sink *sink);
+/* Call from the consumer's loop: sends the summaries that are due (sink->sweep). */
+void events_tick(struct event_sink *sink);
 
 /* A ring buffer on @map_fd delivering to @sink. NULL with errno on failure. */
 struct ring_buffer *events_open(int map_fd, struct event_sink *sink);

@@ -26,10 +26,11 @@
  * loaded by this process and on one adopted from bpffs (loader__open_pinned).
  */
 enum loader_map { M_SANDBOXES, M_FS_RULES, M_NET_RULES, M_DNS_ALLOW, M_DNS_CLIENTS, M_EVENTS,
-		  M_STATS, M_SCOPE, M_BSS, NR_MAPS };
+		  M_STATS, M_SCOPE, M_BSS, M_COALESCE, M_THROTTLE, NR_MAPS };
 
 static const char *const map_pin_names[NR_MAPS] = {
 	"sandboxes", "fs_rules", "net_rules", "dns_allow", "dns_clients", "events", "stats", "scope", "bss",
+	"coalesce", "throttle",
 };
 
 /* The steering programs, in the order loader__steer_dns attaches them. */
@@ -44,6 +45,8 @@ struct sbx_loader {
 	int steer_fd[NR_STEER];
 	struct sbx_bpf__bss *bss;	/* the skeleton's mapping, or our mmap of the pinned .bss */
 	size_t bss_len;			/* of our own mmap; 0 for the skeleton's */
+	struct sbx_coalesce_slot *co;	/* loader__event_slots' mappings, or NULL */
+	struct sbx_throttle_slot *th;
 	int steer_link[NR_STEER];	/* BPF link fds on the sandbox cgroup; -1: none */
 };
 
@@ -92,6 +95,7 @@ static void skel_fds(struct sbx_loader *l)
 		l->skel->maps.sandboxes, l->skel->maps.fs_rules, l->skel->maps.net_rules,
 		l->skel->maps.dns_allow, l->skel->maps.dns_clients, l->skel->maps.events,
 		l->skel->maps.stats, l->skel->maps.scope, l->skel->maps.bss,
+		l->skel->maps.coalesce, l->skel->maps.throttle,
 	};
 
 	for (int i = 0; i < NR_MAPS; i++)
@@ -122,6 +126,7 @@ struct sbx_loader *loader__open_and_attach(void)
 	if (err)
 		goto out;
 	skel_fds(l);
+	loader__set_event_limits(l, SBX_COALESCE_NS_DEFAULT, SBX_RATE_DEFAULT, SBX_BURST_DEFAULT);
 	return l;
 out:
 	loader__destroy(l);
@@ -129,10 +134,17 @@ out:
 	return NULL;
 }
 
+#define CO_LEN	(SBX_COALESCE_SLOTS * sizeof(struct sbx_coalesce_slot))
+#define TH_LEN	(SBX_THROTTLE_SLOTS * sizeof(struct sbx_throttle_slot))
+
 void loader__destroy(struct sbx_loader *l)
 {
 	if (!l)
 		return;
+	if (l->co)
+		munmap(l->co, CO_LEN);
+	if (l->th)
+		munmap(l->th, TH_LEN);
 	for (int i = 0; i < NR_STEER; i++)
 		if (l->steer_link[i] >= 0)
 			close(l->steer_link[i]);
@@ -193,6 +205,39 @@ int loader__set_scope(struct sbx_loader *l, int cgroup_fd)
 	if (bpf_map_update_elem(l->fd[M_SCOPE], &key, &fd, BPF_ANY))
 		return -errno;
 	l->bss->scope_set = 1;
+	return 0;
+}
+
+void loader__set_event_limits(struct sbx_loader *l, __u64 coalesce_ns, __u32 rate, __u32 burst)
+{
+	__atomic_store_n(&l->bss->coalesce_ns, coalesce_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->bss->rate_burst, burst, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->bss->rate_per_s, rate, __ATOMIC_RELAXED);
+}
+
+__u64 loader__coalesce_ns(const struct sbx_loader *l)
+{
+	return __atomic_load_n(&l->bss->coalesce_ns, __ATOMIC_RELAXED);
+}
+
+int loader__event_slots(struct sbx_loader *l, struct sbx_coalesce_slot **co, struct sbx_throttle_slot **th)
+{
+	void *p;
+
+	if (!l->co) {
+		p = mmap(NULL, CO_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[M_COALESCE], 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		l->co = p;
+	}
+	if (!l->th) {
+		p = mmap(NULL, TH_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[M_THROTTLE], 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		l->th = p;
+	}
+	*co = l->co;
+	*th = l->th;
 	return 0;
 }
 

@@ -32,6 +32,19 @@ int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
 int loader__set_scope(struct sbx_loader *l, int cgroup_fd);
 /* The events ring buffer map fd, and the summed stats counters. */
 int loader__events_fd(const struct sbx_loader *l);
+
+/*
+ * Event volume (sbx_abi.h "Coalescing"): identical violations within
+ * @coalesce_ns make one record; at most @rate records per second per
+ * sandbox, @burst at once (0: no limit). A fresh load sets the defaults.
+ */
+#define SBX_COALESCE_NS_DEFAULT	1000000000ULL
+#define SBX_RATE_DEFAULT	1000
+#define SBX_BURST_DEFAULT	2000
+void loader__set_event_limits(struct sbx_loader *l, __u64 coalesce_ns, __u32 rate, __u32 burst);
+__u64 loader__coalesce_ns(const struct sbx_loader *l);
+/* The kernel's coalescing and throttle slots, mapped into this process (evsweep.h). */
+int loader__event_slots(struct sbx_loader *l, struct sbx_coalesce_slot **co, struct sbx_throttle_slot **th);
 int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value);
 
 /* Network: one net_rules (LPM trie) entry; 0 or -errno. */

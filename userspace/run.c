@@ -565,6 +565,7 @@ static int supervise(pid_t child, struct ring_buffer *rb, int sfd, struct tree_w
 		if (poll(fds, 4 + ndns, timeout) < 0 && errno != EINTR)
 			break;
 		ring_buffer__consume(rb);
+		events_tick(sink);
 		if (dns) {
 			dns_handle(dns, fds + 4, ndns);
 			dns_tick(dns);
@@ -706,6 +707,10 @@ int do_run(int argc, char **argv)
 		p_err("cannot open the event ring buffer: %s", strerror(errno));
 		goto out;
 	}
+	err = events_sweep_open(&sink, l);
+	if (err)
+		p_warn("cannot map the coalescing slots (%s): repeated violations are only counted",
+		       strerror(-err));
 
 	/* Signals arrive through signalfd; the child gets them unblocked. */
 	sigemptyset(&mask);
@@ -741,6 +746,7 @@ out:
 		      "kill them with: echo 1 > %s/cgroup.kill", cg_path, cg_path);
 	if (rb) {
 		ring_buffer__consume(rb);
+		events_sweep_close(&sink);
 		ring_buffer__free(rb);
 	}
 	if (registered) {

@@ -365,7 +365,9 @@ json_t *sink_ocsf_event(const struct sbx_event *ev, const struct sink_ctx *ctx)
 	o = base(&a, ev->ts_ns, ev->verdict == SBX_VERDICT_AUDIT ? SEV_LOW : SEV_MEDIUM, msg, ctx,
 		 "violation", true);
 	bad = !o || set_control(o, ev, j) || set_actor(o, ev, j) || set_class(o, ev, j, &a, ctx) ||
-	      json_object_set_new(o, "unmapped", unmapped(j, ctx));
+	      json_object_set_new(o, "unmapped", unmapped(j, ctx)) ||
+	      /* OCSF's own field for "this happened N times" (coalesced violations). */
+	      json_object_set_new(o, "count", json_integer(event_repeat(ev)));
 	json_decref(j);
 	if (bad) {
 		json_decref(o);

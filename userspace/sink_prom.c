@@ -33,7 +33,7 @@
 #define REQUEST_MAX	4096
 
 static const char *const lifecycle_names[] = {
-	"oom_kill", "pids_max", "timeout", "killed", "frozen", "thawed", "other",
+	"oom_kill", "pids_max", "timeout", "killed", "frozen", "thawed", "throttled", "other",
 };
 #define NR_LIFECYCLE	(sizeof(lifecycle_names) / sizeof(lifecycle_names[0]))
 
@@ -104,7 +104,7 @@ static int prom_emit(struct sink *s, const struct sbx_event *ev, const struct si
 	struct prom *p = to_prom(s);
 
 	if (ev->op < SBX_OP__MAX)
-		p->violations[ev->op][ev->verdict == SBX_VERDICT_AUDIT]++;
+		p->violations[ev->op][ev->verdict == SBX_VERDICT_AUDIT] += event_repeat(ev);
 	s->written++;
 	return count_sandbox(p, ctx->sandbox);
 }
@@ -157,7 +157,7 @@ static void render_violations(struct prom *p, FILE *f)
 
 	head(f, "sbx_violations_total", "counter",
 	     "Operations denied (verdict=\"denied\"), or that audit mode let through (verdict=\"audit\").");
-	for (__u32 op = 1; op < SBX_OP__MAX; op++)
+	for (__u32 op = 1; op < SBX_OP_THROTTLED; op++)	/* "throttled" is no violation */
 		for (int v = 0; v < 2; v++)
 			fprintf(f, "sbx_violations_total{op=\"%s\",verdict=\"%s\"} %llu\n",
 				sbx_op_name(op), verdicts[v], p->violations[op][v]);

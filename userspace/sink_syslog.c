@@ -191,6 +191,10 @@ static void sd_event(struct sd *d, const struct sbx_event *ev, json_t *j)
 	sd_json(d, "sandbox", json_object_get(j, "sandbox"));
 	sd_json(d, "cgroup_id", json_object_get(j, "cgroup_id"));
 	sd_json(d, "sandbox_cgroup_id", json_object_get(j, "sandbox_cgroup_id"));
+	if (event_repeat(ev) > 1 || (ev->flags & SBX_EV_SUMMARY))
+		sd_json(d, "repeat", json_object_get(j, "repeat"));
+	if (ev->seq)
+		sd_json(d, "kernel_seq", json_object_get(j, "seq"));
 	if (ev->flags & SBX_EV_PATH_UNRESOLVED)
 		sd_param(d, "path_unresolved", "true");
 	if (ev->flags & SBX_EV_RENAME_GUARD)

@@ -241,6 +241,20 @@ static void stamp(struct sink_set *set, struct sink_ctx *ctx)
 	ctx->seq = seq_take(set);
 }
 
+/*
+ * A "throttled" record is a fact about the sandbox, not a violation: every
+ * sink shows it the way it shows lifecycle facts.
+ */
+static int emit_throttled(struct sink_set *set, const struct sbx_event *ev, const char *sandbox)
+{
+	char detail[160];
+
+	snprintf(detail, sizeof(detail), "%u violations were counted but not reported one by one"
+		 " (event rate limit)", event_repeat(ev));
+	return sink_set_lifecycle(set, &(struct sink_lifecycle){ .event = "throttled", .detail = detail,
+			.ts_ns = ev->ts_ns, .cgroup_id = ev->sandbox_cgroup_id }, sandbox);
+}
+
 int sink_set_emit(struct sink_set *set, const struct sbx_event *ev, const struct sink_ctx *in)
 {
 	struct sink_ctx ctx = { .rule_text = in ? in->rule_text : NULL,
@@ -248,6 +262,8 @@ int sink_set_emit(struct sink_set *set, const struct sbx_event *ev, const struct
 				.sandbox = in ? in->sandbox : NULL };
 	int first = 0;
 
+	if (ev->op == SBX_OP_THROTTLED)
+		return emit_throttled(set, ev, ctx.sandbox);
 	stamp(set, &ctx);
 	for (size_t i = 0; i < set->nr; i++) {
 		int err = set->sinks[i]->ops->emit(set->sinks[i], ev, &ctx);

@@ -276,12 +276,59 @@ static void test_lifecycle_json(void **state)
 	json_decref(j);
 }
 
+static void test_json_repeat_and_throttled(void **state)
+{
+	char line[512];
+	json_t *j;
+
+	(void)state;
+	make_event("/etc/shadow");
+	j = event_to_json(&ev, NULL, NULL, NULL);
+	assert_true(json_is_null(json_object_get(j, "kernel_seq")));	/* made in userspace */
+	assert_int_equal(json_integer_value(json_object_get(j, "repeat")), 1);
+	assert_true(json_is_false(json_object_get(j, "summary")));
+	json_decref(j);
+
+	ev.seq = 5;
+	ev.repeat = 3;
+	j = event_to_json(&ev, NULL, NULL, NULL);
+	assert_int_equal(json_integer_value(json_object_get(j, "kernel_seq")), 5);
+	assert_int_equal(json_integer_value(json_object_get(j, "repeat")), 3);
+	json_decref(j);
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, " [3 times]"));
+
+	ev.flags |= SBX_EV_SUMMARY;
+	ev.seq = 0;
+	j = event_to_json(&ev, NULL, NULL, NULL);
+	assert_true(json_is_true(json_object_get(j, "summary")));
+	json_decref(j);
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, " [3 more times]"));
+
+	make_event("");
+	ev.op = SBX_OP_THROTTLED;
+	ev.repeat = 900;
+	ev.seq = 12;
+	ev.sandbox_cgroup_id = 4242;
+	j = event_to_json(&ev, NULL, NULL, "agent");
+	assert_string_equal(json_string_value(json_object_get(j, "type")), "throttled");
+	assert_int_equal(json_integer_value(json_object_get(j, "suppressed")), 900);
+	assert_int_equal(json_integer_value(json_object_get(j, "kernel_seq")), 12);
+	assert_int_equal(json_integer_value(json_object_get(j, "sandbox_cgroup_id")), 4242);
+	assert_string_equal(json_string_value(json_object_get(j, "sandbox")), "agent");
+	json_decref(j);
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, "throttled: 900 more violations in cgroup 4242"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_human_line),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_repeat_and_throttled),
 		cmocka_unit_test(test_two_paths),
 		cmocka_unit_test(test_builtin_rules),
 		cmocka_unit_test(test_names),
