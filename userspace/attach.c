@@ -94,8 +94,7 @@ static struct sbx_loader *open_pinned(const char *dir)
 	return l;
 }
 
-/* The cgroup's id; 0 after saying why not. */
-static __u64 target_id(const char *arg, char *path, size_t sz)
+__u64 cli_cgroup_id(const char *arg, char *path, size_t sz)
 {
 	struct cgstat_target t = {};
 	__u64 id = 0;
@@ -214,7 +213,7 @@ int do_attach(int argc, char **argv)
 	ret = load(&o, &p);
 	if (!ret && p.net.nr_domains)
 		p_warn("attach: allowedDomains need the daemon's resolver, not there yet: names will not resolve");
-	if (!ret && !(cgid = target_id(o.target, path, sizeof(path))))
+	if (!ret && !(cgid = cli_cgroup_id(o.target, path, sizeof(path))))
 		ret = 1;
 	if (!ret && !(l = open_pinned(o.pin_dir)))
 		ret = 1;
@@ -242,7 +241,7 @@ int do_detach(int argc, char **argv)
 	ret = parse(argc, argv, &o, 1);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	cgid = target_id(o.target, path, sizeof(path));
+	cgid = cli_cgroup_id(o.target, path, sizeof(path));
 	if (!cgid)
 		return 1;
 	l = open_pinned(o.pin_dir);

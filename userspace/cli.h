@@ -4,7 +4,9 @@
 #define SBX_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <jansson.h>
+#include <linux/types.h>
 
 #define EXIT_USAGE 2	/* bad command line or bad input: nothing was changed */
 
@@ -23,6 +25,11 @@ void print_json(json_t *v);
 
 /* Handle --json/--verbose inside a command: 1 if @c was one of them. */
 int cli_common_opt(int c);
+/*
+ * CGROUP (a sandbox name or a cgroup v2 path, as `stats` takes it): its id,
+ * and its real path into @path; 0 after saying why not (attach.c).
+ */
+__u64 cli_cgroup_id(const char *arg, char *path, size_t sz);
 
 int do_run(int argc, char **argv);
 int do_doctor(int argc, char **argv);
@@ -37,5 +44,6 @@ int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
 int do_list(int argc, char **argv);
 int do_status(int argc, char **argv);
+int do_events(int argc, char **argv);
 
 #endif

@@ -30,6 +30,7 @@
 
 #include "cli.h"
 #include "events.h"
+#include "evsock.h"
 #include "loader.h"
 #include "sbxstate.h"
 #include "agentconf.h"
@@ -43,13 +44,19 @@ struct daemon_opts {
 	const char *pin_dir;
 	const char *events_path;
 	const char *config;
+	const char *socket;
 };
+
+/* What each command takes beyond --pin-dir. */
+#define OPT_SINKS	(1u << 0)	/* --events, --config: daemon */
+#define OPT_SOCKET	(1u << 1)	/* --socket: daemon, status */
 
 static void daemon_usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: sbx-bpf daemon [--pin-dir DIR] [--events FILE] [--config FILE]\n"
+		"Usage: sbx-bpf daemon [--pin-dir DIR] [--events FILE] [--config FILE] [--socket PATH]\n"
 		"       sbx-bpf unload [--pin-dir DIR]\n"
+		"       sbx-bpf status [--json] [--pin-dir DIR] [--socket PATH]\n"
 		"\n"
 		"daemon: load the enforcement programs and pin them under DIR (default\n"
 		"%s), or adopt the set pinned there by an earlier daemon of\n"
@@ -58,16 +65,20 @@ static void daemon_usage(FILE *out)
 		"daemon exits, however it exits.\n"
 		"--config FILE: the sinks (JSON lines, OCSF, syslog, Prometheus; docs/agent.md),\n"
 		"default %s when it exists. SIGHUP reopens their files.\n"
-		"unload: remove the pinned set; enforcement ends with its last user.\n",
-		PIN_DIR_DEFAULT, AGENT_CONFIG_PATH);
+		"--socket PATH: the events socket that 'sbx-bpf events' and 'status' use\n"
+		"(default %s).\n"
+		"unload: remove the pinned set; enforcement ends with its last user.\n"
+		"status: the pinned set, map fill levels, drops, and the daemon's health.\n",
+		PIN_DIR_DEFAULT, AGENT_CONFIG_PATH, EVSOCK_PATH);
 }
 
-static int parse_opts(int argc, char **argv, struct daemon_opts *o, bool events_ok)
+static int parse_opts(int argc, char **argv, struct daemon_opts *o, unsigned allow)
 {
 	static const struct option longopts[] = {
 		{ "pin-dir", required_argument, NULL, 'p' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -76,20 +87,26 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, bool events_
 	int c;
 
 	o->pin_dir = PIN_DIR_DEFAULT;
+	o->socket = EVSOCK_PATH;
 	while ((c = getopt_long(argc, argv, "jvh", longopts, NULL)) != -1) {
 		if (cli_common_opt(c))
 			continue;
 		switch (c) {
 		case 'p': o->pin_dir = optarg; break;
 		case 'e':
-			if (!events_ok)
+			if (!(allow & OPT_SINKS))
 				goto usage;
 			o->events_path = optarg;
 			break;
 		case 'c':
-			if (!events_ok)
+			if (!(allow & OPT_SINKS))
 				goto usage;
 			o->config = optarg;
+			break;
+		case 's':
+			if (!(allow & OPT_SOCKET))
+				goto usage;
+			o->socket = optarg;
 			break;
 		case 'h': daemon_usage(stdout); return -1;
 		default: goto usage;
@@ -182,12 +199,58 @@ static struct sbx_loader *adopt_or_load(const char *dir)
 	return l;
 }
 
-/* Every event also goes to the configured sinks, with the texts events.c resolved. */
+/* Where every event goes beyond the daemon's own outputs. */
+struct daemon_out {
+	struct sink_set *set;		/* the sinks of --config, or NULL */
+	struct evsock *es;		/* the events socket, or NULL */
+	const struct event_sink *sink;	/* its counters, for status */
+};
+
+/*
+ * To the configured sinks and to the socket's watchers, with the texts
+ * events.c resolved. With sinks, watchers get the very record the jsonl
+ * sink writes (host, boot_id, seq); without, the record of --events.
+ */
 static void forward_cb(void *ctx, const struct sbx_event *ev, const char *rule_text, const char *domain)
 {
+	struct daemon_out *out = ctx;
 	struct sink_ctx c = { .rule_text = rule_text, .domain = domain };
+	json_t *obj;
 
-	sink_set_emit(ctx, ev, &c);
+	if (out->set) {
+		c.seq = sink_set_next_seq(out->set);	/* the number sink_set_emit() gives it */
+		c.host = sink_set_host(out->set);
+		c.boot_id = sink_set_boot_id(out->set);
+		sink_set_emit(out->set, ev, &c);
+	}
+	if (!out->es)
+		return;
+	obj = out->set ? sink_json_event(ev, &c) : event_to_json(ev, rule_text, domain, NULL);
+	if (obj)
+		evsock_publish(out->es, obj);
+	json_decref(obj);
+}
+
+/* The daemon's part of a status answer (evsock adds pid, uptime, watchers). */
+static json_t *status_cb(void *ctx)
+{
+	const struct daemon_out *out = ctx;
+
+	return json_pack("{s:s, s:I, s:I, s:I}", "version", SBX_VERSION,
+			 "events_received", (json_int_t)out->sink->received,
+			 "events_malformed", (json_int_t)out->sink->malformed,
+			 "sink_records_dropped", (json_int_t)(out->set ? sink_set_dropped(out->set) : 0));
+}
+
+/* The events socket; without it the daemon still enforces and collects. */
+static struct evsock *open_socket(const char *path, struct daemon_out *out)
+{
+	struct evsock *es = evsock_open(path, &(struct evsock_opts){ .status = status_cb, .status_ctx = out });
+
+	if (!es)
+		p_warn("cannot listen at %s: %s ('sbx-bpf events' and 'status' will not reach the daemon)",
+		       path, strerror(errno));
+	return es;
 }
 
 /* The sinks of --config (or the default file when it exists); NULL set with no config. 0 or 1. */
@@ -232,15 +295,16 @@ static void gauges(struct sbx_loader *l, struct sink_set *set)
 
 #define SINK_FDS	64
 
-static int serve(struct sbx_loader *l, struct event_sink *sink, struct sink_set *set)
+static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_out *out)
 {
 	struct ring_buffer *rb = events_open(loader__events_fd(l), sink);
+	struct pollfd fds[2 + SINK_FDS + EVSOCK_FDS];
+	struct sink_set *set = out->set;
 	struct signalfd_siginfo si;
-	struct pollfd fds[2 + SINK_FDS];
 	time_t last_gauges = 0;
 	sigset_t mask;
 	int sfd, timeout;
-	size_t n = 0;
+	size_t n = 0, m;
 
 	if (!rb) {
 		p_err("cannot open the event ring buffer: %s", strerror(errno));
@@ -260,10 +324,13 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct sink_set 
 	for (;;) {
 		timeout = 1000;
 		n = set ? sink_set_pollfds(set, fds + 2, SINK_FDS, &timeout) : 0;
-		if (poll(fds, 2 + n, timeout) < 0 && errno != EINTR)
+		m = out->es ? evsock_pollfds(out->es, fds + 2 + n, EVSOCK_FDS, &timeout) : 0;
+		if (poll(fds, 2 + n + m, timeout) < 0 && errno != EINTR)
 			break;
 		ring_buffer__consume(rb);
 		events_tick(sink);
+		if (out->es)
+			evsock_handle(out->es, fds + 2 + n, m);
 		if (set) {
 			sink_set_handle(set, fds + 2, n);
 			if (time(NULL) != last_gauges) {
@@ -280,6 +347,8 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct sink_set 
 	}
 	ring_buffer__consume(rb);
 	events_sweep_close(sink);
+	if (out->es)
+		evsock_handle(out->es, NULL, 0);	/* what the watchers can still take */
 	ring_buffer__free(rb);
 	close(sfd);
 	return 0;
@@ -330,13 +399,14 @@ int do_daemon(int argc, char **argv)
 {
 	static struct rule_cache cache;
 	struct event_sink sink = { .human = stderr, .rule_text = rule_text_cb, .rule_ctx = &cache };
+	struct daemon_out out = { .sink = &sink };
 	struct daemon_opts o = {};
 	struct agent_config cfg = {};
 	struct sink_set *set = NULL;
 	struct sbx_loader *l = NULL;
 	int ret, lock = -1;
 
-	ret = parse_opts(argc, argv, &o, true);
+	ret = parse_opts(argc, argv, &o, OPT_SINKS | OPT_SOCKET);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	if (o.events_path) {
@@ -349,11 +419,15 @@ int do_daemon(int argc, char **argv)
 	ret = open_sinks(&o, &cfg, &set);
 	if (ret)
 		goto out;
-	sink.forward = set ? forward_cb : NULL;
-	sink.forward_ctx = set;
+	out.set = set;
+	sink.forward = forward_cb;
+	sink.forward_ctx = &out;
 	lock = daemon_lock();
 	l = lock >= 0 ? adopt_or_load(o.pin_dir) : NULL;
-	ret = l ? serve(l, &sink, set) : 1;
+	/* After the lock: the one daemon replaces a dead one's socket. */
+	out.es = l ? open_socket(o.socket, &out) : NULL;
+	ret = l ? serve(l, &sink, &out) : 1;
+	evsock_free(out.es);	/* watchers see the end of the stream */
 	loader__destroy(l);	/* the pinned links keep the programs attached */
 	if (lock >= 0)
 		close(lock);
@@ -374,7 +448,7 @@ int do_unload(int argc, char **argv)
 	struct daemon_opts o = {};
 	int ret, err;
 
-	ret = parse_opts(argc, argv, &o, false);
+	ret = parse_opts(argc, argv, &o, 0);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	err = loader__unpin(o.pin_dir);
@@ -394,6 +468,49 @@ static json_t *fill_json(struct sbx_loader *l, enum loader_fill which)
 	return json_pack("{s:i, s:i}", "used", (int)used, "max", (int)max);
 }
 
+/*
+ * The running daemon's own account (evsock_status() and status_cb()), with
+ * the pid of the lock; {"pid", "socket_error"} when it does not answer in 1 s.
+ */
+static json_t *daemon_health(int pid, const char *socket)
+{
+	json_t *req = json_pack("{s:s}", "cmd", "status"), *ans = NULL;
+	int err = evsock_query(socket, req, 1000, &ans);
+	char msg[PATH_MAX + 128];
+	const char *why;
+
+	json_decref(req);
+	if (!err && json_is_object(ans) && !json_object_get(ans, "error")) {
+		json_object_set_new(ans, "pid", json_integer(pid));
+		return ans;
+	}
+	why = err ? strerror(-err) : json_string_value(json_object_get(ans, "error"));
+	snprintf(msg, sizeof(msg), "%s: %s", socket, why ? why : "not a status answer");
+	json_decref(ans);
+	return json_pack("{s:i, s:s}", "pid", pid, "socket_error", msg);
+}
+
+static void print_daemon(const json_t *d)
+{
+	const char *err = json_string_value(json_object_get(d, "socket_error"));
+	long long pid = json_integer_value(json_object_get(d, "pid"));
+
+	if (!pid) {
+		printf("daemon:      not running (events wait in the ring buffer)\n");
+		return;
+	}
+	if (err) {
+		printf("daemon:      running (pid %lld), but it does not answer on %s\n", pid, err);
+		return;
+	}
+	printf("daemon:      running (pid %lld, up %llds, %lld events received)\n", pid,
+	       json_integer_value(json_object_get(d, "uptime")),
+	       json_integer_value(json_object_get(d, "events_received")));
+	printf("watchers:    %lld, %lld lines dropped for slow watchers\n",
+	       json_integer_value(json_object_get(d, "watchers_connected")),
+	       json_integer_value(json_object_get(d, "lines_dropped")));
+}
+
 /* `status`: is enforcement pinned, how full are the maps, is a daemon collecting. */
 int do_status(int argc, char **argv)
 {
@@ -407,15 +524,16 @@ int do_status(int argc, char **argv)
 	};
 	struct sbx_loader *l;
 	__u64 lost = 0, denied = 0;
-	json_t *st, *maps, *counters;
+	json_t *st, *maps, *counters, *daemon;
 	bool pinned;
 	int ret, pid;
 
-	ret = parse_opts(argc, argv, &o, false);
+	ret = parse_opts(argc, argv, &o, OPT_SOCKET);
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	pid = daemon_pid();
-	l = loader__open_pinned(o.pin_dir);
+	daemon = pid ? daemon_health(pid, o.socket) : json_null();
+	l = loader__open_pinned(o.pin_dir);	/* errno says why not, for "reason" */
 	maps = json_object();
 	for (int i = 0; l && i < 4; i++)
 		json_object_set_new(maps, names[i], fill_json(l, (enum loader_fill)i));
@@ -434,7 +552,7 @@ int do_status(int argc, char **argv)
 	pinned = l != NULL;
 	st = json_pack("{s:s, s:b, s:o, s:o, s:o, s:I, s:I}", "pin_dir", o.pin_dir, "pinned", pinned,
 		       "reason", pinned ? json_null() : json_string(strerror(errno)),
-		       "daemon", pid ? json_pack("{s:i}", "pid", pid) : json_null(), "maps", maps,
+		       "daemon", daemon, "maps", maps,
 		       "denied", (json_int_t)denied, "events_lost", (json_int_t)lost);
 	json_object_set_new(st, "counters", counters);
 	loader__destroy(l);
@@ -443,7 +561,7 @@ int do_status(int argc, char **argv)
 		return pinned ? 0 : 1;
 	}
 	printf("enforcement: %s\n", json_is_true(json_object_get(st, "pinned")) ? "pinned" : "not pinned");
-	printf("daemon:      %s\n", pid ? "running" : "not running (events wait in the ring buffer)");
+	print_daemon(json_object_get(st, "daemon"));
 	for (int i = 0; i < 4; i++) {
 		json_t *m = json_object_get(maps, names[i]);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -205,6 +206,95 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, const 
 			(ev->flags & SBX_EV_RENAME_GUARD) ? "; it would move files between rules" :
 			(ev->flags & SBX_EV_DIRECTORY_ONLY) ? "; only a directory may have this name" : "",
 			ev->tgid, SBX_COMM_LEN, ev->comm, times);
+}
+
+/* --- the human line again, from the JSON object (what the daemon's watchers get) --- */
+
+/* snprintf at the end of what is there; @len counts what would have been written. */
+struct line {
+	char *buf;
+	size_t sz;
+	int len;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct line *l, const char *fmt, ...)
+{
+	size_t off = (size_t)l->len < l->sz ? (size_t)l->len : l->sz;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(l->buf + off, l->sz - off, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		l->len += n;
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+/* event_path() on the JSON form. */
+static const char *jpath(const json_t *ev, const char *key)
+{
+	const char *p = jstr(ev, key);
+
+	return *p || !json_is_true(json_object_get(ev, "path_unresolved")) ? p : "(unresolvable path)";
+}
+
+/* event_net_target() on the JSON form: "address" is null where it shows family/protocol. */
+static void jnet_target(struct line *l, const json_t *ev, const json_t *net)
+{
+	const char *addr = json_string_value(json_object_get(net, "address"));
+	bool v6 = addr && strchr(addr, ':');
+
+	if (!strcmp(jstr(net, "family"), "unix"))
+		put(l, "unix:%s%s", json_is_true(json_object_get(net, "abstract")) ? "@" : "",
+		    jpath(ev, "path"));
+	else if (!addr)
+		put(l, "%s/%s", jstr(net, "family"), jstr(net, "protocol"));
+	else
+		put(l, "%s%s%s:%lld/%s", v6 ? "[" : "", addr, v6 ? "]" : "",
+		    (long long)json_integer_value(json_object_get(net, "port")), jstr(net, "protocol"));
+}
+
+static int jviolation_human(const json_t *ev, char *buf, size_t sz)
+{
+	const json_t *net = json_object_get(ev, "net"), *proc = json_object_get(ev, "process");
+	const char *op = jstr(ev, "op"), *domain = json_string_value(json_object_get(ev, "domain"));
+	struct line l = { .buf = buf, .sz = sz };
+
+	put(&l, "sbx-bpf: %s %s ", jstr(ev, "verdict"), op);
+	if (json_is_object(net))
+		jnet_target(&l, ev, net);
+	else
+		put(&l, "%s", jpath(ev, "path"));
+	if (json_is_string(json_object_get(ev, "path2")))
+		put(&l, " -> %s", jpath(ev, "path2"));
+	if (domain && strcmp(op, "dns"))
+		put(&l, " [%s]", domain);
+	put(&l, " (%s%s) pid %lld %s", jstr(json_object_get(ev, "rule"), "text"),
+	    json_is_true(json_object_get(ev, "moves_between_rules")) ? "; it would move files between rules" :
+	    json_is_true(json_object_get(ev, "directory_only")) ? "; only a directory may have this name" : "",
+	    (long long)json_integer_value(json_object_get(proc, "pid")), jstr(proc, "comm"));
+	return l.len;
+}
+
+int event_json_format_human(const json_t *obj, char *buf, size_t sz)
+{
+	const char *type = jstr(obj, "type"), *sandbox;
+
+	if (!strcmp(type, "violation"))
+		return jviolation_human(obj, buf, sz);
+	if (strcmp(type, "lifecycle"))
+		return -EINVAL;
+	sandbox = json_string_value(json_object_get(obj, "sandbox"));
+	return snprintf(buf, sz, "sbx-bpf: %s in sandbox %s: %s", jstr(obj, "event"), sandbox ? sandbox : "?",
+			jstr(obj, "detail"));
 }
 
 void event_wall_time(__u64 mono_ns, struct timespec *ts)

@@ -66,6 +66,13 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, const 
  */
 json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *domain,
 		      const char *sandbox);
+/*
+ * The human line of an event's JSON object, violation or lifecycle, the
+ * same as event_format_human() and events_lifecycle() print for the record
+ * it came from: what a watcher of the daemon's socket shows (it gets JSON).
+ * Length as snprintf, or -EINVAL for an object of another type.
+ */
+int event_json_format_human(const json_t *obj, char *buf, size_t sz);
 /* The JSON object of a lifecycle fact (oom_kill, timeout, …) at @mono_ns. */
 json_t *event_lifecycle_to_json(const char *event, const char *detail, const char *sandbox,
 				__u64 mono_ns);

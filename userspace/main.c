@@ -40,6 +40,7 @@ static const struct cmd cmds[] = {
 	{ "detach", do_detach, "take a cgroup's policy off" },
 	{ "list", do_list, "list the cgroups under a policy" },
 	{ "status", do_status, "pinned programs, map fill levels, drops, daemon health" },
+	{ "events", do_events, "watch the daemon's events, live (--follow)" },
 	{ "version", do_version, "print the version" },
 	{ "help", do_help, "show this help" },
 };

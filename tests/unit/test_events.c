@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <setjmp.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -322,6 +323,80 @@ static void test_json_repeat_and_throttled(void **state)
 	assert_non_null(strstr(line, "throttled: 900 more violations in cgroup 4242"));
 }
 
+/* The watcher's line from the JSON object equals the line from the record, event kind by kind. */
+static void same_line(const char *rule_text, const char *domain)
+{
+	char want[1024], got[1024];
+	json_t *j = event_to_json(&ev, rule_text, domain, NULL);
+
+	assert_non_null(j);
+	event_format_human(&ev, rule_text, domain, want, sizeof(want));
+	assert_int_equal(event_json_format_human(j, got, sizeof(got)), strlen(want));
+	assert_string_equal(got, want);
+	json_decref(j);
+}
+
+static void test_human_from_json(void **state)
+{
+	char line[64];
+	json_t *j;
+
+	(void)state;
+	make_event("/home/u/.ssh/id_rsa");
+	same_line("denyRead ~/.ssh", NULL);
+	ev.flags = SBX_EV_PATH_UNRESOLVED;
+	ev.rule_id = SBX_RULE_NONE;
+	ev.path[0] = '\0';
+	ev.path_len = 0;
+	same_line(NULL, NULL);
+	make_event("/w/.git");
+	ev.op = SBX_OP_RENAME;
+	ev.flags = SBX_EV_PATH2 | SBX_EV_RENAME_GUARD;
+	ev.path2_len = 4;
+	memcpy(ev.path2, "/w/g", 5);
+	same_line("mandatory: .git/hooks", NULL);
+	ev.flags = SBX_EV_PATH2 | SBX_EV_DIRECTORY_ONLY;
+	same_line("mandatory: .git/hooks", NULL);
+	make_net(AF_INET, "10.1.2.3", 443, IPPROTO_TCP);
+	same_line(NULL, "api.example.com");
+	make_net(AF_INET6, "2001:db8::1", 53, IPPROTO_UDP);
+	ev.op = SBX_OP_SENDTO;
+	ev.verdict = SBX_VERDICT_AUDIT;
+	same_line("deny [2001:db8::/32]", NULL);
+	make_event("/run/app.sock");
+	ev.op = SBX_OP_CONNECT;
+	ev.flags = SBX_EV_NET | SBX_EV_ABSTRACT;
+	ev.family = AF_UNIX;
+	ev.rule_id = SBX_RULE_ABSTRACT;
+	same_line(NULL, NULL);
+	make_event("");
+	ev.op = SBX_OP_SOCKET;
+	ev.flags = SBX_EV_NET;
+	ev.family = AF_INET;
+	ev.sock_type = SOCK_RAW;
+	ev.protocol = IPPROTO_ICMP;
+	ev.rule_id = SBX_RULE_SOCKET;
+	same_line(NULL, NULL);
+	make_event("blocked.example");
+	ev.op = SBX_OP_DNS;
+	ev.rule_id = SBX_RULE_DOMAIN_DEFAULT;
+	same_line(NULL, "blocked.example");
+
+	j = event_lifecycle_to_json("oom_kill", "1 process(es) killed", NULL, 1);
+	event_json_format_human(j, line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: oom_kill in sandbox ?: 1 process(es) killed");
+	json_decref(j);
+	j = json_pack("{s:s}", "type", "gap");
+	assert_int_equal(event_json_format_human(j, line, sizeof(line)), -EINVAL);
+	json_decref(j);
+	/* Cut short like snprintf: terminated, and the length it would have had. */
+	make_event("/a/long/enough/path/to/be/cut/short/by/a/small/buffer");
+	j = event_to_json(&ev, "r", NULL, NULL);
+	assert_true(event_json_format_human(j, line, 16) > 16);
+	assert_int_equal(strlen(line), 15);
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_net_json),
 		cmocka_unit_test(test_json_not_utf8),
 		cmocka_unit_test(test_lifecycle_json),
+		cmocka_unit_test(test_human_from_json),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);
