@@ -329,32 +329,16 @@ static __noinline __u64 event_key(struct sbx_event *ev)
 }
 
 /*
- * True if @ev repeats the violation that opened its slot's window: counted
- * there, no record. Otherwise @ev opens a new window and carries the count
- * the old one gathered (ev->repeat).
+ * True if @ev repeats the violation whose record opened its slot's window
+ * less than coalesce_ns ago: counted there, no record.
  */
-static __always_inline bool coalesced(struct sbx_event *ev, __u64 now)
+static __always_inline bool coalesced(struct sbx_event *ev, struct sbx_coalesce_slot *c, __u64 now)
 {
-	__u32 idx = ev->key & (SBX_COALESCE_SLOTS - 1);
-	struct sbx_coalesce_slot *c = bpf_map_lookup_elem(&coalesce, &idx);
-	__u64 n;
-
-	ev->repeat = 1;
-	if (!c || !coalesce_ns)
+	if (!c || !coalesce_ns || c->key != ev->key || now - c->since_ns >= coalesce_ns)
 		return false;
-	if (c->key == ev->key && now - c->since_ns < coalesce_ns) {
-		__sync_fetch_and_add(&c->pending, 1);
-		stat_inc(SBX_STAT_COALESCED);
-		return true;
-	}
-	n = c->pending ? __sync_lock_test_and_set(&c->pending, 0) : 0;
-	if (c->key == ev->key)
-		ev->repeat += n;
-	else if (n)
-		stat_add(SBX_STAT_UNREPORTED, n);
-	c->key = ev->key;
-	c->since_ns = now;
-	return false;
+	__sync_fetch_and_add(&c->pending, 1);
+	stat_inc(SBX_STAT_COALESCED);
+	return true;
 }
 
 /* "Throttled: @n violations withheld" for sandbox @cgid, ahead of the record that passed. */
@@ -419,12 +403,34 @@ static __always_inline bool throttled(struct sbx_event *ev, __u64 now)
  */
 static __noinline void send_record(struct sbx_event *ev)
 {
-	__u64 size;
+	struct sbx_coalesce_slot *c;
+	__u64 size, n;
+	__u32 idx;
+	bool own;
 
 	stat_inc(SBX_STAT_VIOLATIONS);
 	ev->key = event_key(ev);
-	if (coalesced(ev, ev->ts_ns) || throttled(ev, ev->ts_ns))
+	idx = ev->key & (SBX_COALESCE_SLOTS - 1);
+	c = bpf_map_lookup_elem(&coalesce, &idx);
+	if (coalesced(ev, c, ev->ts_ns))
 		return;
+	/* The ones coalesced since this kind's last record go with this one, sent or throttled. */
+	ev->repeat = 1;
+	own = c && c->key == ev->key;
+	if (own && c->pending)
+		ev->repeat += __sync_lock_test_and_set(&c->pending, 0);
+	if (throttled(ev, ev->ts_ns))
+		return;	/* no window opens: what follows a throttled record is judged afresh */
+	if (c) {
+		c->since_ns = ev->ts_ns;
+		if (!own) {
+			/* Another kind's count: its detail is lost, its number is not. */
+			n = c->pending ? __sync_lock_test_and_set(&c->pending, 0) : 0;
+			if (n)
+				stat_add(SBX_STAT_UNREPORTED, n);
+			c->key = ev->key;
+		}
+	}
 	ev->seq = __sync_fetch_and_add(&ev_seq, 1) + 1;
 	if (ev->flags & SBX_EV_PATH2)
 		size = offsetof(struct sbx_event, path2) + (ev->path2_len & (SBX_PATH_MAX - 1)) + 1;

@@ -45,6 +45,8 @@ struct daemon_opts {
 	const char *events_path;
 	const char *config;
 	const char *socket;
+	/* Event volume (loader.h): the daemon sets these on the set it loads or adopts. */
+	unsigned long coalesce_ms, rate, burst;
 };
 
 /* What each command takes beyond --pin-dir. */
@@ -55,6 +57,7 @@ static void daemon_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: sbx-bpf daemon [--pin-dir DIR] [--events FILE] [--config FILE] [--socket PATH]\n"
+		"                      [--coalesce-ms N] [--event-rate N] [--event-burst N]\n"
 		"       sbx-bpf unload [--pin-dir DIR]\n"
 		"       sbx-bpf status [--json] [--pin-dir DIR] [--socket PATH]\n"
 		"\n"
@@ -67,9 +70,40 @@ static void daemon_usage(FILE *out)
 		"default %s when it exists. SIGHUP reopens their files.\n"
 		"--socket PATH: the events socket that 'sbx-bpf events' and 'status' use\n"
 		"(default %s).\n"
+		"--coalesce-ms N: identical violations within N ms make one record with a\n"
+		"repeat count (default %llu; 0: off). --event-rate N, --event-burst N: at\n"
+		"most N records per second per sandbox, N at once (default %u, %u; rate 0:\n"
+		"no limit); the rest are counted in a 'throttled' record.\n"
 		"unload: remove the pinned set; enforcement ends with its last user.\n"
 		"status: the pinned set, map fill levels, drops, and the daemon's health.\n",
-		PIN_DIR_DEFAULT, AGENT_CONFIG_PATH, EVSOCK_PATH);
+		PIN_DIR_DEFAULT, AGENT_CONFIG_PATH, EVSOCK_PATH, SBX_COALESCE_NS_DEFAULT / 1000000ULL,
+		SBX_RATE_DEFAULT, SBX_BURST_DEFAULT);
+}
+
+/* --coalesce-ms, --event-rate, --event-burst: a whole number in range, or a usage error. */
+static int volume_opt(int c, const char *arg, struct daemon_opts *o)
+{
+	static const struct { int c; const char *name; unsigned long max; } opt[] = {
+		{ 'C', "--coalesce-ms", 3600000 }, { 'R', "--event-rate", 1000000000 },
+		{ 'B', "--event-burst", 1000000 },
+	};
+	unsigned long *dst[] = { &o->coalesce_ms, &o->rate, &o->burst };
+	char *end;
+	unsigned long v;
+
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
+		if (opt[i].c != c)
+			continue;
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || v > opt[i].max) {
+			p_err("%s: '%s' is not a whole number from 0 to %lu", opt[i].name, arg, opt[i].max);
+			return -EINVAL;
+		}
+		*dst[i] = v;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 static int parse_opts(int argc, char **argv, struct daemon_opts *o, unsigned allow)
@@ -79,6 +113,9 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, unsigned all
 		{ "events", required_argument, NULL, 'e' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "coalesce-ms", required_argument, NULL, 'C' },
+		{ "event-rate", required_argument, NULL, 'R' },
+		{ "event-burst", required_argument, NULL, 'B' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -88,6 +125,9 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, unsigned all
 
 	o->pin_dir = PIN_DIR_DEFAULT;
 	o->socket = EVSOCK_PATH;
+	o->coalesce_ms = SBX_COALESCE_NS_DEFAULT / 1000000ULL;
+	o->rate = SBX_RATE_DEFAULT;
+	o->burst = SBX_BURST_DEFAULT;
 	while ((c = getopt_long(argc, argv, "jvh", longopts, NULL)) != -1) {
 		if (cli_common_opt(c))
 			continue;
@@ -107,6 +147,10 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, unsigned all
 			if (!(allow & OPT_SOCKET))
 				goto usage;
 			o->socket = optarg;
+			break;
+		case 'C': case 'R': case 'B':
+			if (!(allow & OPT_SINKS) || volume_opt(c, optarg, o))
+				goto usage;
 			break;
 		case 'h': daemon_usage(stdout); return -1;
 		default: goto usage;
@@ -424,6 +468,8 @@ int do_daemon(int argc, char **argv)
 	sink.forward_ctx = &out;
 	lock = daemon_lock();
 	l = lock >= 0 ? adopt_or_load(o.pin_dir) : NULL;
+	if (l)	/* also on an adopted set: what this daemon was told, not what the last one was */
+		loader__set_event_limits(l, o.coalesce_ms * 1000000ULL, o.rate, o.burst);
 	/* After the lock: the one daemon replaces a dead one's socket. */
 	out.es = l ? open_socket(o.socket, &out) : NULL;
 	ret = l ? serve(l, &sink, &out) : 1;

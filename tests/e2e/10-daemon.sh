@@ -36,6 +36,11 @@ check list/fields "$out" "$CG $W/p1.json enforce 16"
 
 # kill -9: the pinned links keep enforcing; the denial waits in the ring buffer.
 kill -9 "$D"; wait "$D" 2>/dev/null
+# The dead daemon's socket answers nobody.
+sbx-bpf events 2>"$W/ev-dead.err"
+check events/dead-daemon-exit-1 "$?" 1
+grep -q "no daemon is running (/run/sbx-bpf/events.sock: Connection refused)" "$W/ev-dead.err" &&
+	pass events/dead-daemon-message || fail events/dead-daemon-message "$(cat "$W/ev-dead.err")"
 check status/daemon-gone "$(sbx-bpf status --json | jq -r '[.pinned, .daemon] | join(" ")')" "true "
 check kill9/still-denied "$(inside sbx-probe open "$W/data/secret" 2>/dev/null)" EACCES
 cat >"$W/agent.json" <<EOF
@@ -69,6 +74,40 @@ grep -q 'sbx@32473' "$W/syslog.out" && pass sinks/syslog || fail sinks/syslog "$
 out=$(curl -s -m 5 http://127.0.0.1:9464/metrics)
 echo "$out" | grep -q '^sbx_violations_total{.*op="read".*} [1-9]' && pass sinks/prometheus ||
 	fail sinks/prometheus "$(echo "$out" | head -c 400)"
+
+# `events`: two watchers at once over the daemon's socket, one filtered to the cgroup.
+check events/socket-mode "$(stat -c %a /run/sbx-bpf/events.sock 2>&1)" 600
+sbx-bpf events --follow --json >"$W/watch1.json" 2>"$W/watch1.err" &
+E1=$!
+sbx-bpf events --follow --json --cgroup "$CG" >"$W/watch2.json" 2>"$W/watch2.err" &
+E2=$!
+i=0
+while [ "$(sbx-bpf status --json | jq -r '.daemon.watchers_connected')" != 2 ] && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check events/status-two-watchers "$(sbx-bpf status --json | jq -r '.daemon.watchers_connected')" 2
+inside sbx-probe open "$W/data/secret" >/dev/null 2>&1
+i=0
+while ! { grep -qF "\"path\":\"$W/data/secret\"" "$W/watch1.json" &&
+	  grep -qF "\"path\":\"$W/data/secret\"" "$W/watch2.json"; } && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+CGID=$(stat -c %i "$CG")
+for n in 1 2; do
+	check_json "events/watcher$n-live-denial" "$W/watch$n.json" \
+		"any(.[]; .op == \"read\" and .path == \"$W/data/secret\" and .verdict == \"denied\" and
+		 .cgroup_id == $CGID and (.seq | type) == \"number\")"
+done
+check_json events/filter-only-this-cgroup "$W/watch2.json" "all(.[]; .cgroup_id == $CGID or .sandbox_cgroup_id == $CGID)"
+out=$(sbx-bpf events --json --backlog 1024 --cgroup "$CGID" | jq -s "any(.[]; .path == \"$W/data/secret\")")
+check events/recent-backlog "$out" true
+sbx-bpf events --backlog 1 >"$W/recent.txt"
+check events/recent-exit-0 "$?" 0
+grep -q "^sbx-bpf: denied read $W/data/secret (denyRead $W/data/secret) pid [0-9]* sbx-probe" "$W/recent.txt" &&
+	pass events/human-line || fail events/human-line "$(cat "$W/recent.txt")"
+kill -INT "$E1"; wait "$E1"
+check events/sigint-exit-0 "$?" 0
+
 
 # Replacement: a process looping on open never sees both files readable at once.
 inside sh -c "i=0; while [ \$i -lt 400 ]; do a=\$(sbx-probe open $W/data/secret 2>/dev/null);
@@ -119,6 +158,12 @@ sbx-bpf detach "$P/child"; sbx-bpf detach "$P"
 rmdir "$P/child" "$P" 2>/dev/null
 
 kill "$D" "$SYSLOG"; wait "$D" 2>/dev/null
+# The filtered watcher saw the daemon go.
+wait "$E2"
+check events/daemon-gone-exit-1 "$?" 1
+grep -q "the daemon closed /run/sbx-bpf/events.sock" "$W/watch2.json" && pass events/daemon-gone-message ||
+	fail events/daemon-gone-message "$(tail -2 "$W/watch2.json") $(cat "$W/watch2.err")"
+[ -e /run/sbx-bpf/events.sock ] && fail events/socket-removed "still there" || pass events/socket-removed
 sbx-bpf unload
 check unload/exit "$?" 0
 [ -e "$PIN" ] && fail unload/removed "$(ls -R "$PIN" | head)" || pass unload/removed
