@@ -220,7 +220,7 @@ report() {
 	local k=$1 dir=$OUT/$1
 	local results=$dir/results.txt
 	if [ -f "$results" ]; then
-		tr -d '\r' <"$results" | awk -v k="$k" '$1 == "PASS" || $1 == "FAIL" { $1 = $1 " [" k "]"; print }'
+		tr -d '\r' <"$results" | awk -v k="$k" '$1 == "PASS" || $1 == "FAIL" || $1 == "INFO" { $1 = $1 " [" k "]"; print }'
 	fi
 	if ! grep -q '^SUITE-DONE' "$results" 2>/dev/null; then
 		echo "FAIL [$k] vm/suite-completed (no end marker; see $dir/console.log)"

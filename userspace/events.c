@@ -267,6 +267,7 @@ static int jviolation_human(const json_t *ev, char *buf, size_t sz)
 	const json_t *net = json_object_get(ev, "net"), *proc = json_object_get(ev, "process");
 	const char *op = jstr(ev, "op"), *domain = json_string_value(json_object_get(ev, "domain"));
 	struct line l = { .buf = buf, .sz = sz };
+	long long repeat;
 
 	put(&l, "sbx-bpf: %s %s ", jstr(ev, "verdict"), op);
 	if (json_is_object(net))
@@ -281,6 +282,11 @@ static int jviolation_human(const json_t *ev, char *buf, size_t sz)
 	    json_is_true(json_object_get(ev, "moves_between_rules")) ? "; it would move files between rules" :
 	    json_is_true(json_object_get(ev, "directory_only")) ? "; only a directory may have this name" : "",
 	    (long long)json_integer_value(json_object_get(proc, "pid")), jstr(proc, "comm"));
+	repeat = json_integer_value(json_object_get(ev, "repeat"));
+	if (json_is_true(json_object_get(ev, "summary")))
+		put(&l, " [%lld more times]", repeat);
+	else if (repeat > 1)
+		put(&l, " [%lld times]", repeat);
 	return l.len;
 }
 
@@ -290,6 +296,11 @@ int event_json_format_human(const json_t *obj, char *buf, size_t sz)
 
 	if (!strcmp(type, "violation"))
 		return jviolation_human(obj, buf, sz);
+	if (!strcmp(type, "throttled"))
+		return snprintf(buf, sz, "sbx-bpf: throttled: %lld more violations in cgroup %lld were"
+				" counted but not reported one by one (event rate limit)",
+				(long long)json_integer_value(json_object_get(obj, "suppressed")),
+				(long long)json_integer_value(json_object_get(obj, "sandbox_cgroup_id")));
 	if (strcmp(type, "lifecycle"))
 		return -EINVAL;
 	sandbox = json_string_value(json_object_get(obj, "sandbox"));

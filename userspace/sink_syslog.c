@@ -194,7 +194,7 @@ static void sd_event(struct sd *d, const struct sbx_event *ev, json_t *j)
 	if (event_repeat(ev) > 1 || (ev->flags & SBX_EV_SUMMARY))
 		sd_json(d, "repeat", json_object_get(j, "repeat"));
 	if (ev->seq)
-		sd_json(d, "kernel_seq", json_object_get(j, "seq"));
+		sd_json(d, "kernel_seq", json_object_get(j, "kernel_seq"));
 	if (ev->flags & SBX_EV_PATH_UNRESOLVED)
 		sd_param(d, "path_unresolved", "true");
 	if (ev->flags & SBX_EV_RENAME_GUARD)

@@ -106,6 +106,10 @@ if [ "$d_events_lost" -eq 0 ]; then
 	check seq/no-gap "$out" true
 fi
 grow=$((rss1 - rss0))
+# Figures for the record (tests/run.sh shows INFO lines; they are not checks).
+echo "INFO $T/figures: flood1 $n1 denied opens in 30 s, flood2 $n2 in 10 s; violations $d_violations =" \
+	"delivered $delivered + coalesced $d_coalesced + throttled $d_throttled + lost $d_events_lost;" \
+	"unreported $d_unreported; daemon RSS $rss0 -> $rss1 kB" >>"$LOG"
 [ "$grow" -lt 32768 ] && pass daemon/memory-bounded || fail daemon/memory-bounded "RSS grew by ${grow} kB"
 check daemon/alive "$(kill -0 $D 2>/dev/null && echo yes)" yes
 

@@ -381,6 +381,17 @@ static void test_human_from_json(void **state)
 	ev.op = SBX_OP_DNS;
 	ev.rule_id = SBX_RULE_DOMAIN_DEFAULT;
 	same_line(NULL, "blocked.example");
+	/* Coalesced runs, their summaries, and throttled records. */
+	make_event("/etc/shadow");
+	ev.repeat = 7;
+	same_line(NULL, NULL);
+	ev.flags = SBX_EV_SUMMARY;
+	same_line(NULL, NULL);
+	make_event("");
+	ev.op = SBX_OP_THROTTLED;
+	ev.repeat = 300;
+	ev.sandbox_cgroup_id = 55;
+	same_line(NULL, NULL);
 
 	j = event_lifecycle_to_json("oom_kill", "1 process(es) killed", NULL, 1);
 	event_json_format_human(j, line, sizeof(line));
