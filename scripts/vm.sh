@@ -14,7 +14,9 @@
 # Layout of the cache (outside the clone, $SBX_CACHE or ~/.cache/sbx-bpf):
 #   apt/<suite>/            private apt state: lists of that suite, never the machine's sources
 #   kernel/<pkg>_<ver>/     vmlinuz + modules.cpio (the few modules tests need, with depmod data)
-#   rootfs/<key>.cpio       debootstrapped Debian, key = hash of suite + package list + this recipe
+#   tools/<pkg>_<ver>/      single binaries taken out of a package (promtool)
+#   rootfs/<key>.cpio       debootstrapped Debian + those binaries, key = hash of suite + package
+#                           lists + this recipe
 #
 # Each boot concatenates rootfs + kernel modules + a fresh overlay (binary, tests,
 # init) into one initrd: the kernel unpacks concatenated newc archives in order,
@@ -35,10 +37,14 @@ VM_SMP=${SBX_VM_SMP:-2}
 
 ROOTFS_SUITE=bookworm
 # What the guest needs beyond minbase. Changing this list rebuilds the rootfs.
-ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3,jq,util-linux,coreutils,git,dnsmasq-base,curl
+ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3,jq,util-linux,coreutils,git,dnsmasq-base,curl,rsyslog
+# Packages of the rootfs suite whose usr/bin/NAME alone goes into the rootfs:
+# prometheus installs 96 MB and a server with many dependencies, the tests
+# need only its promtool (one binary, linked against libc alone).
+ROOTFS_TOOLS="prometheus:promtool"
 # Modules the tests may load (dependencies come along).
 MODULES="veth dummy virtio_pci virtio_blk ext4 9p 9pnet_virtio sctp"
-RECIPE_VERSION=1
+RECIPE_VERSION=2
 
 declare -A SUITE=([6.1]=bookworm [6.12]=trixie)
 KERNELS=(6.1 6.12)
@@ -141,17 +147,45 @@ fetch_kernel() {
 	echo "$MODULES" >"$KDIR/ok"
 }
 
-# Sets ROOTFS to the cached root filesystem archive, building it if needed.
+# Sets TOOL to usr/bin/$2 of package $1 (rootfs suite), cached per package
+# version like the kernels: only the binary is kept.
+fetch_tool() {
+	local pkg=$1 name=$2 ver dir tmp
+	apt_update_suite "$ROOTFS_SUITE"
+	ver=$(apt_suite "$ROOTFS_SUITE" apt-cache show --no-all-versions "$pkg" | awk '/^Version:/ { print $2; exit }')
+	[ -n "$ver" ] || die "cannot resolve $pkg in $ROOTFS_SUITE"
+	dir=$CACHE/tools/${pkg}_$ver
+	TOOL=$dir/$name
+	[ -x "$TOOL" ] && return 0
+	log "fetching $name from $pkg $ver ($ROOTFS_SUITE)"
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt_suite "$ROOTFS_SUITE" apt-get -qq download "$pkg") || die "download of $pkg failed"
+	dpkg-deb -x "$tmp"/*.deb "$tmp/x"
+	[ -x "$tmp/x/usr/bin/$name" ] || die "no usr/bin/$name in $pkg $ver"
+	mkdir -p "$dir"
+	cp "$tmp/x/usr/bin/$name" "$TOOL.tmp" && mv "$TOOL.tmp" "$TOOL"
+	rm -rf "$tmp"
+}
+
+# Sets ROOTFS to the cached root filesystem archive, building it if needed
+# (with a cached archive nothing is downloaded: it works offline).
 fetch_rootfs() {
-	local key tmp
-	key=$(printf '%s\n' "$ROOTFS_SUITE" "$ROOTFS_PKGS" "$RECIPE_VERSION" | sha256sum | cut -c1-16)
+	local key tmp t
+	key=$(printf '%s\n' "$ROOTFS_SUITE" "$ROOTFS_PKGS" "$ROOTFS_TOOLS" "$RECIPE_VERSION" |
+		sha256sum | cut -c1-16)
 	ROOTFS=$CACHE/rootfs/$ROOTFS_SUITE-$key.cpio
 	[ -f "$ROOTFS" ] && return 0
 	mkdir -p "$CACHE/rootfs"
 	tmp=$(mktemp -d "$CACHE/rootfs/build.XXXXXX")
+	for t in $ROOTFS_TOOLS; do	# first: a missing tool fails before the long debootstrap
+		fetch_tool "${t%%:*}" "${t#*:}"
+		mkdir -p "$tmp/tools"
+		cp "$TOOL" "$tmp/tools/"
+	done
 	log "debootstrap $ROOTFS_SUITE (+$ROOTFS_PKGS)"
 	debootstrap --variant=minbase --include="$ROOTFS_PKGS" "$ROOTFS_SUITE" "$tmp/root" "$(mirror)" \
 		>"$tmp/debootstrap.log" 2>&1 || { tail -20 "$tmp/debootstrap.log" >&2; die "debootstrap failed"; }
+	[ -d "$tmp/tools" ] && install -m 0755 "$tmp"/tools/* "$tmp/root/usr/bin/"
 	# Trim what a test VM never reads: it all has to be unpacked at every boot.
 	rm -rf "$tmp/root"/usr/share/{doc,man,info,locale,i18n} "$tmp/root"/var/cache/apt/* \
 		"$tmp/root"/var/lib/apt/lists/*

@@ -7,10 +7,27 @@
  * attach on a cgroup that already has a policy installs the new rules under
  * a new policy id, switches the sandbox entry in one map update, then
  * removes the old rules: at every moment one of the two policies applies.
- * A policy that does not load changes nothing.
+ *
+ * Limits (run's flags, and the policy's "limits") go into the cgroup's own
+ * control files. attach goes in this order, each step undone (last first)
+ * when a later one fails, so that the old policy, the old limit values and
+ * the old record stay when anything fails:
+ *   1. check everything: flags, devices, the policy, the cgroup, the pinned
+ *      programs, the controllers the limits need;
+ *   2. the new rules into the maps, under an id nothing uses yet;
+ *   3. the controllers into the parent's cgroup.subtree_control;
+ *   4. every limit file read, then written (cglimits.h);
+ *   5. the sandbox entry switched to the new policy;
+ *   6. the record, with what the limit files held before sbx-bpf;
+ *   7. the old rules out.
+ * Limits come before the switch so the cgroup is never under the new
+ * policy without its limits; the rules come before the limits because
+ * they are what fails most (full maps) and nothing sees them until the
+ * switch. detach writes the old limit values back before it removes the
+ * policy, and keeps both when a write fails, so it can be run again.
  *
  * Not yet (issue 6): the daemon's resolver for domain rules (names do not
- * resolve in an attached cgroup), limits, nested policies, grants.
+ * resolve in an attached cgroup), grants.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,15 +36,21 @@
 #include <string.h>
 
 #include "cgroup.h"
+#include "cglimits.h"
 #include "cgstat.h"
 #include "cli.h"
 #include "fsrules.h"
 #include "loader.h"
 #include "netrules.h"
 #include "policy.h"
+#include "sbx_limits.h"
 #include "sbxstate.h"
+#include "util.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
+/* The limit flags (--cpu, --memory, …) are limits_flag_name(0..): OPT_LIMIT + their index. */
+#define OPT_LIMIT	512
+#define MAX_LIMIT_FLAGS	16
 
 struct attach_opts {
 	const char *pin_dir;
@@ -35,22 +58,46 @@ struct attach_opts {
 	const char *preset;
 	bool audit;
 	const char *target;
+	struct sbx_limits *flag_limits;	/* attach only: limit flags are refused elsewhere */
+};
+
+/* What attach does to the cgroup's limit files: to check, make, record or undo. */
+struct limits_change {
+	const char *path;		/* the cgroup */
+	char parent[PATH_MAX];
+	struct limit_write want[LIMITS_WRITES_MAX];
+	size_t nr_want;
+	unsigned ctrl;			/* controllers the limits need (CGROUP_CTRL_*) */
+	unsigned enabled;		/* those attach enabled in the parent */
+	struct cglimits_plan plan;
+	struct limit_write restore[LIMITS_WRITES_MAX];	/* the originals, for the record */
+	size_t nr_restore;
+	struct cgfile_ops ops;
 };
 
 static void attach_usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: sbx-bpf attach CGROUP (--policy FILE | --preset NAME) [--audit] [--pin-dir DIR]\n"
+		"Usage: sbx-bpf attach CGROUP (--policy FILE | --preset NAME) [--audit] [LIMITS] [--pin-dir DIR]\n"
 		"       sbx-bpf detach CGROUP [--pin-dir DIR]\n"
 		"       sbx-bpf list [--json] [--pin-dir DIR]\n"
 		"\n"
 		"CGROUP: a sandbox name, or a cgroup v2 path (as for 'stats'). Needs the\n"
-		"programs pinned by 'sbx-bpf daemon'. attach replaces a policy atomically.\n");
+		"programs pinned by 'sbx-bpf daemon'. attach replaces a policy atomically.\n"
+		"\n"
+		"LIMITS: the flags of 'run' but --timeout (--cpu 150%%, --cpu-weight N, --memory 2G,\n"
+		"--memory-high 1G, --swap-max 0, --io-read-bps DEV=5M, --io-write-bps DEV=5M,\n"
+		"--io-read-iops DEV=N, --io-write-iops DEV=N, --pids 256), over the policy's\n"
+		"\"limits\". They go into CGROUP's files (memory.oom.group=1 with a memory limit);\n"
+		"the controllers they need are enabled in its parent. A new attach replaces\n"
+		"the limits of the last one. detach writes back what the files held before\n"
+		"the first attach.\n");
 }
 
-static int parse(int argc, char **argv, struct attach_opts *o, int nargs)
+/* The fixed options, then one per limit flag (OPT_LIMIT + i). */
+static const struct option *attach_options(void)
 {
-	static const struct option longopts[] = {
+	static const struct option fixed[] = {
 		{ "pin-dir", required_argument, NULL, 'd' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "preset", required_argument, NULL, 'P' },
@@ -60,12 +107,53 @@ static int parse(int argc, char **argv, struct attach_opts *o, int nargs)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	static struct option all[ARRAY_SIZE(fixed) + MAX_LIMIT_FLAGS];
+	size_t n = 0;
+
+	if (all[0].name)
+		return all;
+	for (; fixed[n].name; n++)
+		all[n] = fixed[n];
+	for (size_t i = 0; limits_flag_name(i) && i < MAX_LIMIT_FLAGS; i++, n++)
+		all[n] = (struct option){ limits_flag_name(i), required_argument, NULL,
+					  OPT_LIMIT + (int)i };
+	return all;
+}
+
+/* One limit flag of attach: 0 or EXIT_USAGE after saying why. */
+static int limit_flag(struct sbx_limits *lim, int c)
+{
+	const char *name = limits_flag_name((size_t)(c - OPT_LIMIT));
+	char msg[512];
+
+	if (!strcmp(name, "timeout")) {
+		p_err("attach: --timeout is for 'run' only: an attached cgroup has no command to time");
+		return EXIT_USAGE;
+	}
+	if (limits_set(lim, name, optarg, msg, sizeof(msg))) {
+		p_err("attach: %s", msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct attach_opts *o, int nargs)
+{
 	int c;
 
 	o->pin_dir = PIN_DIR_DEFAULT;
-	while ((c = getopt_long(argc, argv, "jvh", longopts, NULL)) != -1) {
+	if (o->flag_limits)
+		limits_init(o->flag_limits);
+	while ((c = getopt_long(argc, argv, "jvh", attach_options(), NULL)) != -1) {
 		if (cli_common_opt(c))
 			continue;
+		if (c >= OPT_LIMIT && c < OPT_LIMIT + MAX_LIMIT_FLAGS) {
+			if (!o->flag_limits)
+				goto usage;
+			if (limit_flag(o->flag_limits, c))
+				return EXIT_USAGE;
+			continue;
+		}
 		switch (c) {
 		case 'd': o->pin_dir = optarg; break;
 		case 'p': o->policy_file = optarg; break;
@@ -94,7 +182,8 @@ static struct sbx_loader *open_pinned(const char *dir)
 	return l;
 }
 
-__u64 cli_cgroup_id(const char *arg, char *path, size_t sz)
+/* The cgroup's id; 0 after saying why not. */
+static __u64 target_id(const char *arg, char *path, size_t sz, bool *is_root)
 {
 	struct cgstat_target t = {};
 	__u64 id = 0;
@@ -108,7 +197,14 @@ __u64 cli_cgroup_id(const char *arg, char *path, size_t sz)
 		return 0;
 	}
 	snprintf(path, sz, "%s", t.path);
+	if (is_root)
+		*is_root = t.is_root;
 	return id;
+}
+
+__u64 cli_cgroup_id(const char *arg, char *path, size_t sz)
+{
+	return target_id(arg, path, sz, NULL);
 }
 
 static int load(const struct attach_opts *o, struct policy *p)
@@ -152,54 +248,253 @@ static int ancestors_with_policy(struct sbx_loader *l, const char *path)
 	return n;
 }
 
-/* Rules in, then the sandbox entry (new or switched), then the old rules out. */
+/* --- limits ---------------------------------------------------------------------- */
+
+/*
+ * The limit writes of this attach: the policy's limits with the flags over
+ * them, without a timeout (no command to time). memory.oom.group only with
+ * a memory limit: a cgroup someone else set up keeps its OOM behaviour
+ * unless attach limits its memory. 0 or EXIT_USAGE after saying why.
+ */
+static int plan_writes(const struct attach_opts *o, const struct policy *p, struct limits_change *lc)
+{
+	struct sbx_limits lim = p->limits;
+	int n;
+
+	if (lim.timeout_ms != LIMIT_UNSET)
+		p_warn("attach: the policy's limits.timeout is ignored: an attached cgroup has no command to time");
+	if (limits_merge(&lim, o->flag_limits)) {
+		p_err("attach: more than %d devices with io limits", LIMITS_IO_MAX);
+		return EXIT_USAGE;
+	}
+	lim.timeout_ms = LIMIT_UNSET;
+	if (lim.memory_max == LIMIT_UNSET && lim.memory_high == LIMIT_UNSET && lim.swap_max == LIMIT_UNSET)
+		lim.oom_group = false;
+	lc->ctrl = limits_controllers(&lim);
+	n = limits_writes(&lim, lc->want, ARRAY_SIZE(lc->want));
+	if (n < 0) {
+		p_err("attach: too many limits: %s", strerror(-n));
+		return EXIT_USAGE;
+	}
+	lc->nr_want = (size_t)n;
+	return 0;
+}
+
+/*
+ * The steps from the limits of the last attach (its record keeps what the
+ * files held before it) to this one's. 0, or 1 after saying why.
+ */
+static int plan_steps(struct limits_change *lc, __u64 cgid, const char *path)
+{
+	struct limit_write saved[LIMITS_WRITES_MAX];
+	json_t *st = state_read(SBX_STATE_DIR, cgid);
+	int n = state_limits(st, "limits_restore", saved, ARRAY_SIZE(saved));
+
+	json_decref(st);
+	lc->path = path;
+	lc->ops = cgfile_dir(path);
+	snprintf(lc->parent, sizeof(lc->parent), "%s", path);
+	*strrchr(lc->parent, '/') = '\0';
+	if (n < 0) {
+		p_err("attach: the record %s/%llu.json holds limit values this build cannot read: %s",
+		      SBX_STATE_DIR, (unsigned long long)cgid, strerror(-n));
+		return 1;
+	}
+	n = cglimits_plan(&lc->plan, lc->want, lc->nr_want, saved, (size_t)n);
+	if (n)
+		p_err("attach: too many limits: %s", strerror(-n));
+	return n ? 1 : 0;
+}
+
+/*
+ * The controllers the limits need must be there for the cgroup, or its
+ * parent must be able to enable them. Checked before anything changes.
+ * 0, or 1 after naming the file.
+ */
+static int check_controllers(struct limits_change *lc)
+{
+	unsigned have = 0, avail = 0, missing;
+	int err;
+
+	if (!lc->nr_want)
+		return 0;
+	err = cgroup_controllers_of(lc->path, &have);
+	if (err) {
+		p_err("attach: cannot read %s/cgroup.controllers: %s", lc->path, strerror(-err));
+		return 1;
+	}
+	lc->ctrl &= ~have;	/* what the parent has to enable */
+	if (!lc->ctrl)
+		return 0;
+	err = cgroup_controllers_of(lc->parent, &avail);
+	if (err) {
+		p_err("attach: cannot read %s/cgroup.controllers: %s", lc->parent, strerror(-err));
+		return 1;
+	}
+	missing = lc->ctrl & ~avail;
+	for (unsigned i = 0; i < CGROUP_CTRL__COUNT; i++) {
+		if (missing & (1u << i)) {
+			p_err("attach: the %s controller is not in %s/cgroup.controllers, so its limits "
+			      "cannot be set on %s: enable it in the cgroups above first",
+			      cgroup_controller_name(i), lc->parent, lc->path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Steps 3 and 4: controllers, then the files, all or none. 0, or 1 after saying why. */
+static int limits_in(struct limits_change *lc)
+{
+	char list[128];
+	size_t failed = 0;
+	int err;
+
+	if (!lc->plan.nr)
+		return 0;
+	err = cgroup_subtree_control(lc->parent, lc->ctrl, true);
+	if (err) {
+		cgroup_controller_list(lc->ctrl, '+', list, sizeof(list));
+		p_err("attach: cannot write '%s' to %s/cgroup.subtree_control: %s%s", list, lc->parent,
+		      strerror(-err), err == -EBUSY ? " (the parent holds processes: cgroup v2 gives "
+		      "controllers only to the children of a cgroup without processes of its own)" : "");
+		return 1;
+	}
+	lc->enabled = lc->ctrl;
+	err = cglimits_snapshot(&lc->plan, &lc->ops, &failed);
+	if (err)
+		p_err("attach: cannot read %s/%s: %s", lc->path, lc->plan.step[failed].w.file, strerror(-err));
+	else if ((err = cglimits_apply(&lc->plan, &lc->ops, &failed)))
+		p_err("attach: the kernel refused %s/%s = '%s': %s", lc->path, lc->plan.step[failed].w.file,
+		      lc->plan.step[failed].w.value, strerror(-err));
+	if (err) {
+		/* apply put back what it had written */
+		if (cgroup_subtree_control(lc->parent, lc->enabled, false))
+			p_warn("cannot disable the controllers attach enabled in %s/cgroup.subtree_control",
+			       lc->parent);
+		return 1;
+	}
+	lc->nr_restore = cglimits_originals(&lc->plan, lc->restore, ARRAY_SIZE(lc->restore));
+	return 0;
+}
+
+/* Undo limits_in (a later step failed): the files, then the controllers. */
+static void limits_out(struct limits_change *lc)
+{
+	int err = cglimits_rollback(&lc->plan, &lc->ops);
+
+	if (err)
+		p_warn("cannot put back every limit value of %s: %s", lc->path, strerror(-err));
+	if (lc->enabled && cgroup_subtree_control(lc->parent, lc->enabled, false))
+		p_warn("cannot disable the controllers attach enabled in %s/cgroup.subtree_control",
+		       lc->parent);
+}
+
+/* --- the policy -------------------------------------------------------------------- */
+
+/* Step 2: the rules into the maps, under sb->policy_id. 0, or 1 after saying why. */
+static int rules_in(struct sbx_loader *l, const struct policy *p, bool audit, struct sbx_sandbox *sb,
+		    struct fs_compiled *fs, struct net_compiled *net)
+{
+	char why[256] = "";
+	int err;
+
+	err = net_compile(p, sb->policy_id, net, why, sizeof(why));
+	if (!err)
+		err = fs_compile(p, sb->policy_id, fs);
+	if (!err)
+		err = fs_install(l, fs) ?: net_install(l, net);
+	if (err) {
+		p_err("cannot install the policy: %s", why[0] ? why : strerror(-err));
+		return 1;
+	}
+	/* No resolver here yet: port 53 is judged like any other port. */
+	sb->flags = (audit ? SBX_SANDBOX_AUDIT : 0) | (net->sandbox_flags & ~SBX_SANDBOX_DNS);
+	sb->any_depth_mask = fs->any_depth_mask;
+	return 0;
+}
+
+/* Step 5: the sandbox entry, new or switched in one update. 0, or 1 after saying why. */
+static int switch_to(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb, bool had)
+{
+	int err = had ? loader__replace_sandbox(l, cgid, sb) :
+			loader__add_sandbox(l, cgid, sb->policy_id, sb->flags, sb->any_depth_mask);
+
+	if (err)
+		p_err("cannot install the policy: %s", strerror(-err));
+	return err ? 1 : 0;
+}
+
+/*
+ * Step 6. Without the record events lose their rule texts, which attach
+ * survives as before; limit values to put back are not, since detach
+ * could not. 0, or 1 after saying why.
+ */
+static int record(const struct state_entry *e, const struct policy *p)
+{
+	int err = state_write(SBX_STATE_DIR, e, p);
+
+	if (!err)
+		return 0;
+	if (!e->nr_restore) {
+		p_warn("cannot record the policy under %s: events will not name rules", SBX_STATE_DIR);
+		return 0;
+	}
+	p_err("attach: cannot record the old limit values under %s: %s", SBX_STATE_DIR, strerror(-err));
+	return 1;
+}
+
+/* Undo switch_to: the old entry back, or none. false when even that failed. */
+static bool switch_back(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *old, bool had)
+{
+	int err = had ? loader__replace_sandbox(l, cgid, old) : loader__remove_sandbox(l, cgid);
+
+	if (err)
+		p_err("attach: cannot put the old policy back (%s): the new one stays, without a record",
+		      strerror(-err));
+	return !err;
+}
+
+/* Steps 2 to 7 (see the top of the file). 0, or 1 after saying why. */
 static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u64 cgid,
-		   const char *path)
+		   struct limits_change *lc)
 {
 	struct fs_compiled fs = {};
 	struct net_compiled net = {};
 	struct sbx_sandbox old, sb = { .policy_id = loader__new_policy_id(l) };
-	char why[256] = "";
-	bool had = !loader__get_sandbox(l, cgid, &old);
-	int err;
+	bool had = !loader__get_sandbox(l, cgid, &old), undo = true;
+	struct state_entry e = { .cgroup = lc->path, .cgroup_id = cgid, .policy_id = sb.policy_id,
+				 .audit = audit, .limits = lc->want, .nr_limits = lc->nr_want,
+				 .restore = lc->restore };
+	int ret;
 
-	err = net_compile(p, sb.policy_id, &net, why, sizeof(why));
-	if (!err)
-		err = fs_compile(p, sb.policy_id, &fs);
-	if (!err)
-		err = fs_install(l, &fs) ?: net_install(l, &net);
-	if (!err) {
-		/* No resolver here yet: port 53 is judged like any other port. */
-		sb.flags = (audit ? SBX_SANDBOX_AUDIT : 0) | (net.sandbox_flags & ~SBX_SANDBOX_DNS);
-		sb.any_depth_mask = fs.any_depth_mask;
-		err = had ? loader__replace_sandbox(l, cgid, &sb) :
-			    loader__add_sandbox(l, cgid, sb.policy_id, sb.flags, sb.any_depth_mask);
+	ret = rules_in(l, p, audit, &sb, &fs, &net);
+	if (!ret && !(ret = limits_in(lc))) {
+		e.nr_restore = lc->nr_restore;
+		ret = switch_to(l, cgid, &sb, had);
+		if (!ret && (ret = record(&e, p)))
+			undo = switch_back(l, cgid, &old, had);
+		if (ret && undo)
+			limits_out(lc);
 	}
-	if (!err) {
-		struct state_entry e = { .cgroup = path, .cgroup_id = cgid, .policy_id = sb.policy_id,
-					 .audit = audit };
-
-		/* Only the record is missing: events lose their rule texts, enforcement stands. */
-		if (state_write(SBX_STATE_DIR, &e, p))
-			p_warn("cannot record the policy under %s: events will not name rules", SBX_STATE_DIR);
-	}
-	if (err)
+	if (ret && undo)
 		loader__purge_policy(l, sb.policy_id);
-	else if (had)
+	else if (had)	/* the new policy is in force */
 		loader__purge_policy(l, old.policy_id);
-	if (err)
-		p_err("cannot install the policy: %s", why[0] ? why : strerror(-err));
 	fs_compiled_free(&fs);
 	net_compiled_free(&net);
-	return err ? 1 : 0;
+	return ret;
 }
 
 int do_attach(int argc, char **argv)
 {
-	struct attach_opts o = {};
+	struct sbx_limits flag_limits;
+	struct attach_opts o = { .flag_limits = &flag_limits };
+	struct limits_change lc = {};
 	struct policy p = {};
 	struct sbx_loader *l = NULL;
 	char path[PATH_MAX];
+	bool is_root = false;
 	__u64 cgid;
 	int ret;
 
@@ -213,8 +508,14 @@ int do_attach(int argc, char **argv)
 	ret = load(&o, &p);
 	if (!ret && p.net.nr_domains)
 		p_warn("attach: allowedDomains need the daemon's resolver, not there yet: names will not resolve");
-	if (!ret && !(cgid = cli_cgroup_id(o.target, path, sizeof(path))))
+	if (!ret)
+		ret = plan_writes(&o, &p, &lc);
+	if (!ret && !(cgid = target_id(o.target, path, sizeof(path), &is_root)))
 		ret = 1;
+	if (!ret && is_root && lc.nr_want) {
+		p_err("attach: the cgroup2 root %s has no limit files; limit a cgroup below it", path);
+		ret = EXIT_USAGE;
+	}
 	if (!ret && !(l = open_pinned(o.pin_dir)))
 		ret = 1;
 	if (!ret && ancestors_with_policy(l, path) >= SBX_NEST_MAX) {
@@ -223,10 +524,39 @@ int do_attach(int argc, char **argv)
 		ret = EXIT_USAGE;
 	}
 	if (!ret)
-		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, cgid, path);
+		ret = plan_steps(&lc, cgid, path) ?: check_controllers(&lc);
+	if (!ret)
+		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, cgid, &lc);
 	loader__destroy(l);
 	policy_free(&p);
 	return ret;
+}
+
+/*
+ * Write back what the limit files held before the first attach. 0, or 1
+ * after naming the file: the policy and the record then stay, so detach
+ * can be run again.
+ */
+static int restore_limits(__u64 cgid, const char *path)
+{
+	struct limit_write saved[LIMITS_WRITES_MAX];
+	struct cgfile_ops ops = cgfile_dir(path);
+	json_t *st = state_read(SBX_STATE_DIR, cgid);
+	int n = state_limits(st, "limits_restore", saved, ARRAY_SIZE(saved));
+	size_t failed = 0;
+	int err;
+
+	json_decref(st);
+	if (n < 0) {
+		p_warn("detach: the record of %s holds limit values this build cannot read (%s): the "
+		       "limits stay as they are", path, strerror(-n));
+		return 0;
+	}
+	err = cglimits_restore(saved, (size_t)n, &ops, &failed);
+	if (err)
+		p_err("detach: cannot write '%s' back to %s/%s: %s; the policy stays, run detach again",
+		      saved[failed].value, path, saved[failed].file, strerror(-err));
+	return err ? 1 : 0;
 }
 
 int do_detach(int argc, char **argv)
@@ -241,7 +571,7 @@ int do_detach(int argc, char **argv)
 	ret = parse(argc, argv, &o, 1);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	cgid = cli_cgroup_id(o.target, path, sizeof(path));
+	cgid = target_id(o.target, path, sizeof(path), NULL);
 	if (!cgid)
 		return 1;
 	l = open_pinned(o.pin_dir);
@@ -250,14 +580,35 @@ int do_detach(int argc, char **argv)
 	ret = loader__get_sandbox(l, cgid, &sb);
 	if (ret)
 		p_err("detach: %s has no policy", path);
-	else if ((ret = loader__remove_sandbox(l, cgid)))
-		p_err("detach: %s", strerror(-ret));
-	else
-		loader__purge_policy(l, sb.policy_id);
 	if (!ret)
+		ret = restore_limits(cgid, path);
+	if (!ret && (ret = loader__remove_sandbox(l, cgid)))
+		p_err("detach: %s", strerror(-ret));
+	if (!ret) {
+		loader__purge_policy(l, sb.policy_id);
 		state_remove(SBX_STATE_DIR, cgid);
+	}
 	loader__destroy(l);
 	return ret ? 1 : 0;
+}
+
+/* "memory.max=67108864, pids.max=20", or "-". */
+static void format_limits(const json_t *st, char *buf, size_t sz)
+{
+	struct limit_write w[LIMITS_WRITES_MAX];
+	int n = state_limits(st, "limits", w, ARRAY_SIZE(w));
+	size_t len = 0;
+
+	snprintf(buf, sz, "-");
+	for (int i = 0; i < n && len < sz; i++)
+		len += snprintf(buf + len, sz - len, "%s%s=%s", i ? ", " : "", w[i].file, w[i].value);
+}
+
+static json_t *limits_of(const json_t *st)
+{
+	json_t *lim = json_object_get(st, "limits");
+
+	return json_is_object(lim) ? json_incref(lim) : json_object();
 }
 
 int do_list(int argc, char **argv)
@@ -268,6 +619,7 @@ int do_list(int argc, char **argv)
 	json_t *arr = json_array();
 	__u64 cgid, prev;
 	bool first = true;
+	char lims[2048];
 	int ret;
 
 	ret = parse(argc, argv, &o, 0);
@@ -289,13 +641,16 @@ int do_list(int argc, char **argv)
 
 		first = false;
 		prev = cgid;
+		format_limits(st, lims, sizeof(lims));
 		if (cli.json)
-			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s}",
+			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o}",
 							     "cgroup", cg, "cgroup_id", (json_int_t)cgid,
 							     "policy_id", (int)sb.policy_id, "policy", name,
-							     "policy_hash", hash, "mode", mode));
+							     "policy_hash", hash, "mode", mode,
+							     "limits", limits_of(st)));
 		else
-			printf("%s\t%s\t%s\t%s\n", cg ? cg : "?", name ? name : "?", hash ? hash : "?", mode);
+			printf("%s\t%s\t%s\t%s\t%s\n", cg ? cg : "?", name ? name : "?", hash ? hash : "?",
+			       mode, lims);
 		json_decref(st);
 	}
 	if (cli.json)

@@ -114,19 +114,49 @@ static unsigned controllers_in(const char *text)
 	return mask;
 }
 
-int cgroup_available_controllers(unsigned *mask)
+int cgroup_controllers_of(const char *dir, unsigned *mask)
 {
-	char v2[PATH_MAX], path[PATH_MAX + 32], buf[512];
+	char path[PATH_MAX + 32], buf[512];
 	int n;
 
-	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
-		return -ENOTSUP;
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", v2);
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
 	n = read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return n;
 	*mask = controllers_in(buf);
 	return 0;
+}
+
+void cgroup_controller_list(unsigned ctrl, char sign, char *buf, size_t sz)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < CGROUP_CTRL__COUNT && len < sz; i++)
+		if (ctrl & (1u << i))
+			len += snprintf(buf + len, sz - len, "%s%c%s", len ? " " : "", sign,
+					controller_names[i]);
+}
+
+int cgroup_subtree_control(const char *dir, unsigned ctrl, bool enable)
+{
+	char path[PATH_MAX + 32], list[128];
+
+	cgroup_controller_list(ctrl, enable ? '+' : '-', list, sizeof(list));
+	if (!list[0])
+		return 0;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	/* One write: the kernel checks every name before it changes any. */
+	return write_file(path, list);
+}
+
+int cgroup_available_controllers(unsigned *mask)
+{
+	char v2[PATH_MAX];
+
+	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
+		return -ENOTSUP;
+	return cgroup_controllers_of(v2, mask);
 }
 
 /*

@@ -53,6 +53,16 @@ int cgroup_sbx_root(const char *v2, char *out, size_t sz, bool *delegated);
 const char *cgroup_controller_name(unsigned bit_index);	/* "cpu", "memory", "io", "pids" */
 /* Controllers the cgroup2 root offers (cgroup.controllers), as CGROUP_CTRL_* bits. */
 int cgroup_available_controllers(unsigned *mask);
+/* Controllers the cgroup directory @dir has (its cgroup.controllers: what its parent enables for it). */
+int cgroup_controllers_of(const char *dir, unsigned *mask);
+/* "+cpu +memory" (@sign '+') or "-cpu -memory" for the bits of @ctrl. */
+void cgroup_controller_list(unsigned ctrl, char sign, char *buf, size_t sz);
+/*
+ * Enable (or disable) @ctrl for the children of the cgroup directory @dir
+ * in one write to its cgroup.subtree_control: all or none. 0 or -errno
+ * (-EBUSY: @dir holds processes, cgroup v2's no-internal-process rule).
+ */
+int cgroup_subtree_control(const char *dir, unsigned ctrl, bool enable);
 
 /*
  * Create <cgroup2>/sbx-bpf/@name with the controllers @ctrl enabled for it:

@@ -431,6 +431,17 @@ const char *limits_flag_name(size_t i)
 	return i < ARRAY_SIZE(defs) ? defs[i].name : NULL;
 }
 
+const char *limits_file_name(size_t i)
+{
+	/* The order of limits_writes(). */
+	static const char *const files[] = {
+		"cpu.max", "cpu.weight", "memory.high", "memory.max", "memory.swap.max",
+		"memory.oom.group", "io.max", "pids.max",
+	};
+
+	return i < ARRAY_SIZE(files) ? files[i] : NULL;
+}
+
 int limits_parse(struct sbx_limits *l, const char *name, const char *value, const char *label,
 		 char *err, size_t errsz)
 {

@@ -66,6 +66,8 @@ int limits_parse(struct sbx_limits *l, const char *name, const char *value, cons
 int limits_parse_bytes(const char *s, long long *out);
 /* The flag names limits_set() takes, in order; NULL past the last (for option tables). */
 const char *limits_flag_name(size_t i);
+/* The control files limits_writes() writes, in its order; NULL past the last. */
+const char *limits_file_name(size_t i);
 
 /*
  * Fold @over into @base: every limit @over sets wins (flags over the

@@ -2,9 +2,11 @@
 /*
  * sbxstate.c — what `attach` put on each cgroup, as one JSON file per
  * cgroup under the state directory (/run/sbx-bpf/sandboxes/CGID.json):
- * the policy's name, a hash of what it compiled to, the mode, and the text
- * of every rule by id. `list` shows it; the daemon, which never saw the
- * policy file, names the rule of each event from it.
+ * the policy's name, a hash of what it compiled to, the mode, the text of
+ * every rule by id, the limit files attach wrote ("limits") and what they
+ * held before sbx-bpf first wrote them ("limits_restore"). `list` shows
+ * it; the daemon, which never saw the policy file, names the rule of each
+ * event from it; `detach` puts the old limit values back from it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,14 +81,16 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 	if (err)
 		return err;
 	policy_hash(p, hash, sizeof(hash));
-	o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:o}",
+	o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o}",
 		      "cgroup", e->cgroup, "cgroup_id", (json_int_t)e->cgroup_id,
 		      "policy_id", (int)e->policy_id, "policy", p->name ? p->name : "",
 		      "policy_hash", hash, "mode", e->audit ? "audit" : "enforce",
 		      "attached", (json_int_t)time(NULL),
 		      "rules", texts(p->nr_rules, fs_text, p),
 		      "net_rules", texts(p->net.nr_rules, net_text, p),
-		      "domains", texts(p->net.nr_domains, dom_text, p));
+		      "domains", texts(p->net.nr_domains, dom_text, p),
+		      "limits", state_limits_json(e->limits, e->nr_limits),
+		      "limits_restore", state_limits_json(e->restore, e->nr_restore));
 	if (!o)
 		return -ENOMEM;
 	/* Whole or not at all: readers never see half a file. */
@@ -132,4 +136,68 @@ const char *state_rule_text(const json_t *st, __u32 rule_id)
 	default: return NULL;
 	}
 	return json_string_value(json_array_get(json_object_get(st, list), i));
+}
+
+json_t *state_limits_json(const struct limit_write *w, size_t n)
+{
+	json_t *o = json_object(), *io = json_array();
+
+	for (size_t i = 0; o && io && i < n; i++)
+		if (!strcmp(w[i].file, "io.max"))
+			json_array_append_new(io, json_string(w[i].value));
+		else
+			json_object_set_new(o, w[i].file, json_string(w[i].value));
+	if (json_array_size(io))
+		json_object_set_new(o, "io.max", io);
+	else
+		json_decref(io);
+	return o;
+}
+
+static int push_limit(struct limit_write *out, size_t max, size_t *n, const char *file, const json_t *v)
+{
+	if (!json_is_string(v))
+		return -EINVAL;
+	if (*n >= max)
+		return -E2BIG;
+	snprintf(out[*n].file, sizeof(out[*n].file), "%s", file);
+	snprintf(out[*n].value, sizeof(out[*n].value), "%s", json_string_value(v));
+	(*n)++;
+	return 0;
+}
+
+static bool known_file(const char *file)
+{
+	for (size_t i = 0; limits_file_name(i); i++)
+		if (!strcmp(file, limits_file_name(i)))
+			return true;
+	return false;
+}
+
+int state_limits(const json_t *st, const char *key, struct limit_write *out, size_t max)
+{
+	const json_t *o = json_object_get(st, key), *v, *line;
+	const char *file, *k;
+	size_t n = 0, j;
+	int err = 0;
+
+	if (!o)
+		return 0;
+	if (!json_is_object(o))
+		return -EINVAL;
+	json_object_foreach((json_t *)o, k, v)
+		if (!known_file(k))
+			return -EINVAL;
+	/* In the order of the writes: detach undoes them last first. */
+	for (size_t i = 0; !err && (file = limits_file_name(i)); i++) {
+		v = json_object_get(o, file);
+		if (!v)
+			continue;
+		if (!strcmp(file, "io.max") && json_is_array(v))
+			json_array_foreach(v, j, line)
+				err = err ?: push_limit(out, max, &n, file, line);
+		else
+			err = push_limit(out, max, &n, file, v);
+	}
+	return err ? err : (int)n;
 }

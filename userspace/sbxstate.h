@@ -2,7 +2,8 @@
 /*
  * sbxstate.h — the host agent's record of what `attach` put on each
  * cgroup: one JSON file per cgroup in the state directory, written whole
- * (rename), read by `list` and by the daemon for rule texts.
+ * (rename), read by `list` and by the daemon for rule texts, and by
+ * `detach` for the limit values to put back.
  */
 #ifndef SBX_STATE_H
 #define SBX_STATE_H
@@ -10,6 +11,8 @@
 #include <stdbool.h>
 #include <jansson.h>
 #include <linux/types.h>
+
+#include "sbx_limits.h"
 
 #define SBX_STATE_DIR	"/run/sbx-bpf/sandboxes"
 
@@ -20,6 +23,10 @@ struct state_entry {
 	__u64 cgroup_id;
 	__u32 policy_id;
 	bool audit;
+	const struct limit_write *limits;	/* the limit files attach wrote, and their values */
+	size_t nr_limits;
+	const struct limit_write *restore;	/* what they held before sbx-bpf: detach writes it back */
+	size_t nr_restore;
 };
 
 /* Record @e with @p's name, hash and rule texts (replacing an earlier record). 0 or -errno. */
@@ -29,5 +36,14 @@ int state_remove(const char *dir, __u64 cgid);
 json_t *state_read(const char *dir, __u64 cgid);
 /* The text of @rule_id in a record, or NULL (built-in ids, unknown ids). */
 const char *state_rule_text(const json_t *st, __u32 rule_id);
+/*
+ * The limit writes under @key ("limits" or "limits_restore") of a record,
+ * in the order limits_writes() makes them: the count (0 when the record has
+ * none: older records), or -EINVAL for a file this build does not know or a
+ * value that is not a string, -E2BIG past @max.
+ */
+int state_limits(const json_t *st, const char *key, struct limit_write *out, size_t max);
+/* {"memory.max": "67108864", "io.max": ["8:0 wbps=5000000"], …}: the shape of records and `list --json`. */
+json_t *state_limits_json(const struct limit_write *w, size_t n);
 
 #endif

@@ -1,6 +1,7 @@
 # The host agent's first slice: pinned programs outlive the daemon (kill -9),
 # a restarted daemon adopts them and collects what was produced meanwhile,
-# attach/detach/list on an existing cgroup, atomic replacement.
+# attach/detach/list on an existing cgroup, atomic replacement, limits on
+# attach (undone by a failing attach, restored by detach).
 . /sbx/tests/e2e/lib.sh
 
 PIN=/sys/fs/bpf/sbx
@@ -129,6 +130,70 @@ check list/empty "$(sbx-bpf list --json | jq -r 'length')" 0
 	pass detach/record-removed
 sbx-bpf attach "$CG" --policy "$W/nope.json" 2>/dev/null
 check attach/bad-policy-exit "$?" 2
+
+# Limits on attach: written into the cgroup before its policy applies, shown by
+# list, replaced whole by the next attach, written back by detach with what the
+# files held before the first attach; an attach that fails midway changes nothing.
+echo +pids >/sys/fs/cgroup/cgroup.subtree_control
+echo 100 >"$CG/pids.max"	# an original that is not the default
+rec=/run/sbx-bpf/sandboxes/$(stat -c %i "$CG").json
+files() { (cd "$CG" && cat "$@" 2>&1) | tr '\n' ' '; }
+echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data/secret\" ] }, \"limits\": { \"pids\": 50 } }" >"$W/p3.json"
+sbx-bpf attach "$CG" --policy "$W/p3.json" --memory 64M --pids 20 2>"$W/lim.err"
+check limits/attach-exit "$?" 0
+check limits/files "$(files memory.max memory.oom.group pids.max)" "67108864 1 20 "
+check limits/policy-too "$(inside sbx-probe open "$W/data/secret" 2>/dev/null)" EACCES
+check limits/fork-at-pids-max "$(inside sbx-probe forks 40 2>/dev/null)" EAGAIN
+check limits/fork-below-pids-max "$(inside sbx-probe forks 5 2>/dev/null)" OK
+out=$(sbx-bpf list --json | jq -cS ".[] | select(.cgroup == \"$CG\") | .limits")
+check limits/list-json "$out" '{"memory.max":"67108864","memory.oom.group":"1","pids.max":"20"}'
+sbx-bpf list | grep -F "$CG" | grep -qF "	memory.max=67108864, memory.oom.group=1, pids.max=20" &&
+	pass limits/list-human || fail limits/list-human "$(sbx-bpf list 2>&1)"
+check limits/record-originals "$(jq -cS .limits_restore "$rec" 2>&1)" \
+	'{"memory.max":"max","memory.oom.group":"0","pids.max":"100"}'
+
+# Re-attach: memory goes back to its original, cpu is new, the originals stay the cgroup's.
+sbx-bpf attach "$CG" --policy "$W/p3.json" --cpu 50% --pids 30 2>>"$W/lim.err"
+check limits/reattach-exit "$?" 0
+check limits/reattach-files "$(files cpu.max memory.max memory.oom.group pids.max)" "50000 100000 max 0 30 "
+out=$(sbx-bpf list --json | jq -cS ".[] | select(.cgroup == \"$CG\") | .limits")
+check limits/reattach-list-json "$out" '{"cpu.max":"50000 100000","pids.max":"30"}'
+check limits/reattach-originals "$(jq -cS .limits_restore "$rec" 2>&1)" '{"cpu.max":"max 100000","pids.max":"100"}'
+
+# The kernel refuses the io.max line of a device that does not exist, after
+# memory.max and memory.oom.group were written (and cpu.max put back): all undone.
+mknod "$W/noblk" b 4000 7
+cp "$rec" "$W/rec.before"
+sbx-bpf attach "$CG" --policy "$W/p2.json" --memory 32M --io-write-bps "$W/noblk=1M" --pids 10 2>"$W/lim-bad.err"
+check limits/refused-exit "$?" 1
+grep -qF "refused $CG/io.max = '4000:7 wbps=1000000'" "$W/lim-bad.err" && pass limits/refused-message ||
+	fail limits/refused-message "$(cat "$W/lim-bad.err")"
+check limits/refused-files-unchanged "$(files cpu.max memory.max memory.oom.group pids.max)" "50000 100000 max 0 30 "
+cmp -s "$rec" "$W/rec.before" && pass limits/refused-record-unchanged ||
+	fail limits/refused-record-unchanged "$(cat "$rec")"
+check limits/refused-policy-unchanged "$(inside sbx-probe open "$W/data/secret" 2>/dev/null) $(inside sbx-probe open "$W/data/other" 2>/dev/null)" "EACCES OK"
+
+# A parent with processes cannot give its children controllers: said, nothing attached.
+BUSY=/sys/fs/cgroup/e2e-busy
+mkdir -p "$BUSY/c"
+sleep 300 &
+busy=$!
+echo "$busy" >"$BUSY/cgroup.procs"
+sbx-bpf attach "$BUSY/c" --policy "$W/p3.json" --memory 64M 2>"$W/busy.err"
+check limits/busy-parent-exit "$?" 1
+grep -qF "cannot write '+memory' to $BUSY/cgroup.subtree_control: Device or resource busy" "$W/busy.err" &&
+	pass limits/busy-parent-message || fail limits/busy-parent-message "$(cat "$W/busy.err")"
+check limits/busy-parent-not-attached \
+	"$(sbx-bpf list --json | jq "[.[] | select(.cgroup_id == $(stat -c %i "$BUSY/c"))] | length")" 0
+kill "$busy"; wait "$busy" 2>/dev/null
+rmdir "$BUSY/c" "$BUSY"
+
+sbx-bpf detach "$CG" 2>>"$W/lim.err"
+check limits/detach-exit "$?" 0
+check limits/detach-restores "$(files cpu.max memory.max memory.oom.group pids.max)" "max 100000 max 0 100 "
+check limits/detach-open "$(inside sbx-probe open "$W/data/secret" 2>/dev/null)" OK
+check limits/detach-forks "$(inside sbx-probe forks 40 2>/dev/null)" OK
+echo max >"$CG/pids.max"
 
 # Nested: a policy on a parent and one on a child both apply; each can only narrow.
 P=/sys/fs/cgroup/e2e-parent

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sbxstate.c: the host agent's per-cgroup policy records. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,11 +85,99 @@ static void test_hash_follows_policy(void **state)
 	rmdir(dir);
 }
 
+/* The limits attach wrote and what they replaced come back as written, in the order of the writes. */
+static void test_limits_roundtrip(void **state)
+{
+	char dir[] = "/tmp/sbxstate.XXXXXX";
+	const struct limit_write lim[] = {
+		{ "memory.max", "67108864" }, { "memory.oom.group", "1" },
+		{ "io.max", "8:0 wbps=5000000" }, { "io.max", "8:16 riops=100" }, { "pids.max", "20" },
+	};
+	const struct limit_write orig[] = {
+		{ "memory.max", "max" }, { "memory.oom.group", "0" },
+		{ "io.max", "8:0 rbps=max wbps=max riops=max wiops=max" },
+		{ "io.max", "8:16 rbps=1000 wbps=max riops=max wiops=max" }, { "pids.max", "max" },
+	};
+	struct state_entry e = { .cgroup = "/sys/fs/cgroup/a", .cgroup_id = 77, .policy_id = 3,
+				 .limits = lim, .nr_limits = 5, .restore = orig, .nr_restore = 5 };
+	struct limit_write got[LIMITS_WRITES_MAX];
+	struct policy p;
+	json_t *st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	load(&p, "{ \"filesystem\": { \"denyRead\": [ \"/etc/x\" ] } }");
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	st = state_read(dir, 77);
+	assert_non_null(st);
+	/* The shape `list --json` shows: one key per file, io.max a list of lines. */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(st, "limits"), "pids.max")), "20");
+	assert_int_equal(json_array_size(json_object_get(json_object_get(st, "limits"), "io.max")), 2);
+	assert_int_equal(state_limits(st, "limits", got, LIMITS_WRITES_MAX), 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_string_equal(got[i].file, lim[i].file);
+		assert_string_equal(got[i].value, lim[i].value);
+	}
+	assert_int_equal(state_limits(st, "limits_restore", got, LIMITS_WRITES_MAX), 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_string_equal(got[i].file, orig[i].file);
+		assert_string_equal(got[i].value, orig[i].value);
+	}
+	assert_int_equal(state_limits(st, "limits_restore", got, 4), -E2BIG);
+	json_decref(st);
+
+	/* No limits: empty objects, nothing to restore. */
+	e.nr_limits = e.nr_restore = 0;
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	st = state_read(dir, 77);
+	assert_int_equal(json_object_size(json_object_get(st, "limits")), 0);
+	assert_int_equal(state_limits(st, "limits_restore", got, LIMITS_WRITES_MAX), 0);
+	json_decref(st);
+	policy_free(&p);
+	state_remove(dir, 77);
+	rmdir(dir);
+}
+
+/* Records of older builds have no limits; ones this build cannot read are refused, not half-read. */
+static void test_limits_read_back(void **state)
+{
+	struct limit_write got[LIMITS_WRITES_MAX];
+	json_t *st;
+
+	(void)state;
+	st = json_pack("{s:s}", "cgroup", "/c");
+	assert_int_equal(state_limits(st, "limits_restore", got, LIMITS_WRITES_MAX), 0);
+	json_decref(st);
+	assert_int_equal(state_limits(NULL, "limits", got, LIMITS_WRITES_MAX), 0);
+
+	/* Whatever order the keys come in, the writes' order comes out. */
+	st = json_loads("{\"limits\": {\"pids.max\": \"5\", \"cpu.max\": \"max 100000\", "
+			"\"memory.high\": \"1\", \"memory.max\": \"2\"}}", 0, NULL);
+	assert_int_equal(state_limits(st, "limits", got, LIMITS_WRITES_MAX), 4);
+	assert_string_equal(got[0].file, "cpu.max");
+	assert_string_equal(got[1].file, "memory.high");
+	assert_string_equal(got[2].file, "memory.max");
+	assert_string_equal(got[3].file, "pids.max");
+	json_decref(st);
+
+	st = json_loads("{\"limits\": {\"hugetlb.2MB.max\": \"5\"}}", 0, NULL);
+	assert_int_equal(state_limits(st, "limits", got, LIMITS_WRITES_MAX), -EINVAL);
+	json_decref(st);
+	st = json_loads("{\"limits\": {\"pids.max\": 5}}", 0, NULL);
+	assert_int_equal(state_limits(st, "limits", got, LIMITS_WRITES_MAX), -EINVAL);
+	json_decref(st);
+	st = json_loads("{\"limits\": [\"pids.max\"]}", 0, NULL);
+	assert_int_equal(state_limits(st, "limits", got, LIMITS_WRITES_MAX), -EINVAL);
+	json_decref(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_hash_follows_policy),
+		cmocka_unit_test(test_limits_roundtrip),
+		cmocka_unit_test(test_limits_read_back),
 	};
 
 	return cmocka_run_group_tests_name("sbxstate", tests, NULL, NULL);

@@ -24,6 +24,9 @@
  *                                   DIR's mount (open_tree OPEN_TREE_CLONE)
  *   sbx-probe setflags PATH         FS_IOC_GETFLAGS then FS_IOC_SETFLAGS (same flags)
  *   sbx-probe pid                   print own pid (for matching events)
+ *   sbx-probe forks N               fork N children that wait, then end them:
+ *                                   OK, or the errno of the first fork that
+ *                                   failed (EAGAIN at pids.max)
  *
  * Network (ADDR: IPv4, or IPv6 incl. "::ffff:10.0.0.1", which uses an
  * AF_INET6 socket):
@@ -59,6 +62,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <sys/xattr.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -94,6 +99,7 @@ static const char *errno_name(int e)
 	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
 	case EINPROGRESS: return "EINPROGRESS";
 	case ETIMEDOUT: return "ETIMEDOUT";
+	case EAGAIN: return "EAGAIN";
 	}
 	return "EOTHER";
 }
@@ -376,6 +382,35 @@ static int do_unix(const char *op, const char *path, const char *type)
 	return report(connect(fd, (struct sockaddr *)&un, len));
 }
 
+/* Fork @n children that pause; the first failure is the answer. All are gone on return. */
+static int do_forks(const char *n_arg)
+{
+	int n = atoi(n_arg), made = 0, err = 0;
+	pid_t kids[4096];
+
+	if (n < 1 || n > 4096)
+		return 2;
+	for (; made < n; made++) {
+		pid_t p = fork();
+
+		if (p < 0) {
+			err = errno;
+			break;
+		}
+		if (p == 0) {
+			pause();
+			_exit(0);
+		}
+		kids[made] = p;
+	}
+	for (int i = 0; i < made; i++)
+		kill(kids[i], SIGKILL);
+	for (int i = 0; i < made; i++)
+		waitpid(kids[i], NULL, 0);
+	errno = err;
+	return report(err ? -1 : 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *op = argc > 1 ? argv[1] : "";
@@ -412,6 +447,8 @@ int main(int argc, char **argv)
 		return do_reopen(a, b ? b : "r");
 	if (!strcmp(op, "socket"))
 		return do_socket(a);
+	if (!strcmp(op, "forks"))
+		return do_forks(a);
 	if (!strcmp(op, "bind-unspec"))
 		return do_unspec(op, NULL, a);
 	if (!strcmp(op, "unix-connect") || !strcmp(op, "unix-bind"))

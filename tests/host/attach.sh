@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `attach`'s limit flags with the real binary: flags, devices and the
+# policy's limits are checked before the cgroup, the pinned programs or any
+# file is touched, so a bad value exits 2 naming the flag and the value on
+# any host (this one's kernel refuses LSM programs: attach cannot get further).
+# Prints one "PASS name" / "FAIL name: why" line per check.
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${BUILD:-$ROOT/build}/sbx-bpf
+T=attach
+pass() { echo "PASS $T/$1"; }
+fail() { echo "FAIL $T/$1: $2"; }
+check() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi; }
+has() { if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "no '$3' in: $(head -c 400 "$2")"; fi; }
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+cd "$W" || exit 1
+STATE=/run/sbx-bpf/sandboxes
+records() { ls "$STATE" 2>/dev/null | wc -l; }
+V2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+CG=${V2:-/sys/fs/cgroup}/sbx-host-attach-$$	# never created: nothing gets that far
+echo '{ "filesystem": { "denyRead": [ "/nonexistent-sbx/secret" ] } }' >p.json
+before=$(records)
+
+# bad NAME MESSAGE ARGS…: exit 2 with the message, and no record written.
+bad() {
+	local name=$1 msg=$2; shift 2
+	"$B" attach "$CG" --policy p.json --pin-dir "$W/pins" "$@" >out 2>err; check "$name-exit-2" "$?" 2
+	has "$name-message" err "sbx-bpf: error: $msg"
+}
+bad memory-2X "attach: --memory 2X: not a size; use a number with an optional K, M, G or T suffix (base 1024), or 'max'" \
+	--pids 20 --memory 2X
+bad cpu-0 "attach: --cpu 0%: must be at least 1%" --cpu 0%
+bad pids-0 "attach: --pids 0: not a number of tasks" --pids 0
+bad no-device "attach: --io-write-bps /nonexistent-sbx-disk=1M: /nonexistent-sbx-disk: No such file or directory" \
+	--io-write-bps /nonexistent-sbx-disk=1M
+bad timeout "attach: --timeout is for 'run' only: an attached cgroup has no command to time" --timeout 5m
+echo '{ "limits": { "memory": "lots" } }' >badlim.json
+"$B" attach "$CG" --policy badlim.json --pin-dir "$W/pins" >out 2>err; check policy-limit-exit-2 "$?" 2
+has policy-limit-position err "badlim.json:1:"
+has policy-limit-message err "limits.memory lots: not a size"
+
+"$B" --json attach "$CG" --policy p.json --memory 2X >out 2>/dev/null; check json-exit-2 "$?" 2
+jq -e '.error | startswith("attach: --memory 2X: not a size")' out >/dev/null && pass json-error ||
+	fail json-error "$(cat out)"
+
+# Limit flags belong to attach alone.
+"$B" detach "$CG" --memory 1G >/dev/null 2>&1; check detach-refuses-limits "$?" 2
+"$B" list --pids 5 >/dev/null 2>&1; check list-refuses-limits "$?" 2
+
+# Good values get past the checks: the cgroup is then looked up (it does not exist: exit 1).
+"$B" attach "$CG" --policy p.json --pin-dir "$W/pins" --cpu 150% --cpu-weight 50 --memory 64M \
+	--memory-high 48M --swap-max 0 --pids 20 --io-write-bps .=5M >out 2>err
+rc=$?
+if grep -q "is not on a block device" err; then	# . on tmpfs or overlayfs: only the io flag differs
+	"$B" attach "$CG" --policy p.json --pin-dir "$W/pins" --cpu 150% --memory 64M --pids 20 >out 2>err
+	rc=$?
+fi
+check good-values-exit-1 "$rc" 1
+has good-values-reach-the-cgroup err "cannot find cgroup '$CG'"
+
+# The cgroup2 root has no limit files: refused before the pinned programs are looked for.
+if [ -n "$V2" ]; then
+	"$B" attach "$V2" --policy p.json --pin-dir "$W/pins" --pids 20 >out 2>err; check root-exit-2 "$?" 2
+	has root-message err "has no limit files; limit a cgroup below it"
+	"$B" attach "$V2" --policy p.json --pin-dir "$W/pins" >out 2>err; check root-without-limits-exit-1 "$?" 1
+	has root-without-limits-needs-pins err "no usable programs pinned at $W/pins"
+fi
+check no-record-written "$(records)" "$before"
+[ ! -e "$CG" ] && pass no-cgroup-created || fail no-cgroup-created "$CG exists"
+
+"$B" attach --help >out; check help-exit-0 "$?" 0
+has help-limits out "LIMITS: the flags of 'run' but --timeout"
+has help-detach-restores out "detach writes back what the files held before"
+exit 0
