@@ -108,6 +108,21 @@ struct sbx_fs_rule {
 	__u32 guard_rule;	/* a rule at or beneath, named when a rename is refused */
 	__u32 unix_rule;	/* the allowUnixSockets rule, with SBX_FS_UNIX_SOCKET */
 	__u32 flags;		/* SBX_FS_* */
+	/*
+	 * Live grants (`sbx-bpf grant`): an entry a grant changed says the five
+	 * fields above until expires_ns (CLOCK_BOOTTIME, bpf_ktime_get_boot_ns),
+	 * and from then on the same five fields below: what the policy alone
+	 * says here (all zero: nothing). So a grant ends in the kernel, whether
+	 * or not anything in userspace is running. expires_ns 0: no grant.
+	 * The base fields must keep the layout of the first five.
+	 */
+	__u32 base_read_rule;
+	__u32 base_write_rule;
+	__u32 base_guard_rule;
+	__u32 base_unix_rule;
+	__u32 base_flags;
+	__u32 pad;
+	__u64 expires_ns;
 };
 
 /*
@@ -226,6 +241,7 @@ enum sbx_op {
 enum sbx_verdict {
 	SBX_VERDICT_DENY = 1,
 	SBX_VERDICT_AUDIT = 2,	/* would have been denied; audit mode let it through */
+	SBX_VERDICT_GRANTED = 3,	/* allowed by a live grant (rule_id names it): its use, reported */
 };
 
 /* rule_id values that are not an index into the policy */
@@ -247,7 +263,11 @@ enum sbx_verdict {
 /* Rule ids of network rules: a base plus the index in the policy's list. */
 #define SBX_RULE_NET_BASE	0x40000000u	/* + index into policy.net.rules (CIDR rules) */
 #define SBX_RULE_DOMAIN_BASE	0x50000000u	/* + index into policy.net.domains */
+#define SBX_RULE_GRANT_BASE	0x60000000u	/* + the grant's id (per cgroup, from 1) */
 #define SBX_RULE_BASE_MASK	0xf0000000u
+
+/* dns_allow slots a connect grant made (not a resolver's answer): their domain_id. */
+#define SBX_DOMAIN_GRANT	0xffffffffu
 
 /* Event flags */
 #define SBX_EV_PATH_UNRESOLVED	(1u << 0)	/* a path could not be resolved (too long, too deep, detached): denied */
