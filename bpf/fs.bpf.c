@@ -334,6 +334,11 @@ static __always_inline __u32 match_mask(__u32 mask, __u32 need)
  * walk buffer: 1 (denied: *@rule, and *@op turned into "read" when reading
  * was what a write-open was refused for), or 0.
  */
+static __always_inline bool grant_rule(__u32 rule)
+{
+	return (rule & SBX_RULE_BASE_MASK) == SBX_RULE_GRANT_BASE;
+}
+
 static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u32 *rule)
 {
 	struct walk_buf *walk = &j->s->walk;
@@ -364,6 +369,15 @@ static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u
 		*rule = v.guard_rule;
 		return 1;
 	}
+	/* Allowed by a live grant: its use is reported (2). */
+	if ((need & NEED_WRITE) && grant_rule(v.write_rule)) {
+		*rule = v.write_rule;
+		return 2;
+	}
+	if ((need & NEED_READ) && grant_rule(v.read_rule)) {
+		*rule = v.read_rule;
+		return 2;
+	}
 	return 0;
 }
 
@@ -387,9 +401,14 @@ static __always_inline int judge_path(struct judge *j, int res, struct dentry *d
 	}
 	for_each_sandbox(j, i) {
 		o = op;
-		if (!match_one(j, &o, need, &rule))
+		ret = match_one(j, &o, need, &rule);
+		if (!ret)
 			continue;
 		walk_to_event(walk, &j->s->ev);
+		if (ret == 2) {
+			emit(j, o, SBX_VERDICT_GRANTED, rule, 0);
+			continue;
+		}
 		ret = deny(j, o, rule);
 		if (ret)
 			return ret;

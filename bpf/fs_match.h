@@ -93,9 +93,20 @@ static __always_inline void fs_lookup(struct fs_state *w, struct fs_verdict *hit
 {
 	struct sbx_fs_key key = { .policy_id = w->policy_id, .len = len, .h1 = h1, .h2 = h2 };
 	struct sbx_fs_rule *r = bpf_map_lookup_elem(&fs_rules, &key);
+	__u64 exp;
+	__u32 off;
 
-	if (r)
-		fs_hit(hit, hit_flags, r);
+	if (!r)
+		return;
+	/*
+	 * A grant's entry past its expiry says what the policy alone says
+	 * (the base fields, laid out as the first five): the kernel ends
+	 * grants itself. An offset, not a branch, as in fs_hit.
+	 */
+	exp = r->expires_ns;
+	off = FS_MASK((exp != 0) & (bpf_ktime_get_boot_ns() >= exp)) &
+	      offsetof(struct sbx_fs_rule, base_read_rule);
+	fs_hit(hit, hit_flags, (const struct sbx_fs_rule *)((const char *)r + off));
 }
 
 /* The last @k components as an any-depth key, if the policy has such patterns. */

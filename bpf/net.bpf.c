@@ -242,6 +242,14 @@ static __always_inline int dns_allowed(__u64 sandbox_cgid, const struct net_targ
 
 		if (!s->domain_id)
 			continue;
+		/* A connect grant: its use is reported (2); once expired it explains nothing. */
+		if (s->domain_id == SBX_DOMAIN_GRANT) {
+			if (port_ok && now < s->expires_ns) {
+				why->rule = s->rule_id;
+				return 2;
+			}
+			continue;
+		}
 		if (port_ok && now < s->expires_ns)
 			return 1;
 		/* Name the most telling slot: a right-port one that expired beats another port. */
@@ -282,7 +290,7 @@ static __always_inline int judge_inet(struct socket *sock, const struct net_targ
 	struct sbx_sandbox *sb;
 	struct judge j;
 	__u32 i, verdict;
-	int res;
+	int res, allowed;
 
 	if (!current_chain(&c))
 		return 0;
@@ -297,9 +305,20 @@ static __always_inline int judge_inet(struct socket *sock, const struct net_targ
 		verdict = cidr_verdict(sb->policy_id, t, &why.rule);
 		if (verdict == SBX_NET_ALLOW)
 			continue;
-		if (verdict != SBX_NET_DENY &&
-		    ((sb->flags & SBX_SANDBOX_NET_ALL) || dns_allowed(c.cgid[i & (SBX_NEST_MAX - 1)], t, &why)))
+		if (verdict != SBX_NET_DENY && (sb->flags & SBX_SANDBOX_NET_ALL))
 			continue;
+		/* A deny rule of the policy wins over DNS answers and grants alike. */
+		allowed = verdict != SBX_NET_DENY ? dns_allowed(c.cgid[i & (SBX_NEST_MAX - 1)], t, &why) : 0;
+		if (allowed == 1)
+			continue;
+		if (allowed == 2) {
+			/* The grant's use is reported; without memory for the event it still allows. */
+			if (judge_begin(&j) > 0 && judge_select(&j, i)) {
+				event_net(&j, sock, t);
+				emit(&j, op, SBX_VERDICT_GRANTED, why.rule, 0);
+			}
+			continue;
+		}
 		res = judge_begin(&j);
 		if (res <= 0)
 			return res;

@@ -204,7 +204,7 @@ static int set_actor(json_t *o, const struct sbx_event *ev, json_t *j)
 /* action/disposition/status, and the rule as the firewall_rule that decided. */
 static int set_control(json_t *o, const struct sbx_event *ev, json_t *j)
 {
-	bool denied = ev->verdict != SBX_VERDICT_AUDIT;
+	bool denied = ev->verdict == SBX_VERDICT_DENY;	/* audit and granted: let through */
 	json_t *id = get(j, "rule.id"), *rule;
 	char uid[16];
 
@@ -321,7 +321,7 @@ static int set_dns(json_t *o, const struct sbx_event *ev, json_t *j, const struc
 				"protocol_name", ev->protocol == IPPROTO_TCP ? "tcp" : "udp",
 				"protocol_num", (int)ev->protocol,
 				"direction_id", DIR_OUTBOUND, "direction", "Outbound"));
-	if (!err && ev->verdict != SBX_VERDICT_AUDIT)
+	if (!err && ev->verdict == SBX_VERDICT_DENY)
 		err = json_object_update_new(o, json_pack("{s:i, s:s}", "rcode_id", 3, "rcode", "NXDomain"));
 	return err;
 }
@@ -362,7 +362,7 @@ json_t *sink_ocsf_event(const struct sbx_event *ev, const struct sink_ctx *ctx)
 	if (!j)
 		return NULL;
 	sink_human_line(ev, ctx, msg, sizeof(msg));
-	o = base(&a, ev->ts_ns, ev->verdict == SBX_VERDICT_AUDIT ? SEV_LOW : SEV_MEDIUM, msg, ctx,
+	o = base(&a, ev->ts_ns, ev->verdict == SBX_VERDICT_DENY ? SEV_MEDIUM : SEV_LOW, msg, ctx,
 		 "violation", true);
 	bad = !o || set_control(o, ev, j) || set_actor(o, ev, j) || set_class(o, ev, j, &a, ctx) ||
 	      json_object_set_new(o, "unmapped", unmapped(j, ctx)) ||

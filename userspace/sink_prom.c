@@ -55,6 +55,7 @@ struct prom {
 	struct sink base;
 	char *version;
 	unsigned long long violations[SBX_OP__MAX][2];	/* [op][0 denied, 1 audit] */
+	unsigned long long grant_uses;			/* operations a live grant allowed */
 	struct sandbox_count *sandboxes;
 	size_t nr_sandboxes, max_sandboxes;
 	unsigned long long other_sandboxes;
@@ -103,7 +104,9 @@ static int prom_emit(struct sink *s, const struct sbx_event *ev, const struct si
 {
 	struct prom *p = to_prom(s);
 
-	if (ev->op < SBX_OP__MAX)
+	if (ev->verdict == SBX_VERDICT_GRANTED)
+		p->grant_uses += event_repeat(ev);	/* allowed: not a violation */
+	else if (ev->op < SBX_OP__MAX)
 		p->violations[ev->op][ev->verdict == SBX_VERDICT_AUDIT] += event_repeat(ev);
 	s->written++;
 	return count_sandbox(p, ctx->sandbox);
@@ -161,6 +164,8 @@ static void render_violations(struct prom *p, FILE *f)
 		for (int v = 0; v < 2; v++)
 			fprintf(f, "sbx_violations_total{op=\"%s\",verdict=\"%s\"} %llu\n",
 				sbx_op_name(op), verdicts[v], p->violations[op][v]);
+	head(f, "sbx_grant_uses_total", "counter", "Operations allowed by a live grant (sbx-bpf grant).");
+	fprintf(f, "sbx_grant_uses_total %llu\n", p->grant_uses);
 	head(f, "sbx_sandbox_violations_total", "counter",
 	     "Violations by sandbox; sandboxes beyond the first ones seen count as sandbox=\"_other\".");
 	for (size_t i = 0; i < p->nr_sandboxes; i++) {

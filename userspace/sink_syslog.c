@@ -341,7 +341,7 @@ size_t syslog_format_event(const struct sbx_event *ev, const struct sink_ctx *ct
 			   const char *sd_id, const char *app_name, char *buf, size_t sz)
 {
 	struct msg_head h = { .mono_ns = ev->ts_ns, .msgid = "violation",
-			      .pri = facility * 8 + (ev->verdict == SBX_VERDICT_AUDIT ? SEV_NOTICE : SEV_WARNING) };
+			      .pri = facility * 8 + (ev->verdict == SBX_VERDICT_DENY ? SEV_WARNING : SEV_NOTICE) };
 	json_t *j = event_to_json(ev, ctx->rule_text, ctx->domain, ctx->sandbox);
 	struct event_arg a = { ev, j };
 	struct sd_src src = { ctx, sd_id, fill_event, &a };

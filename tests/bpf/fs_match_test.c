@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -316,6 +317,64 @@ static void test_many_rules(void **state)
 	assert_read("/r", 0, SBX_RULE_NONE);
 }
 
+/* CLOCK_BOOTTIME, as bpf_ktime_get_boot_ns() sees it. */
+static __u64 boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* Put a grant's entry at @path: allow-read until @expires, @base after it. */
+static void grant_entry(const char *path, __u32 id, __u64 expires, const struct sbx_fs_rule *base)
+{
+	struct sbx_fs_key key = fs_key_absolute(1, path);
+	struct sbx_fs_rule r = { .read_rule = SBX_RULE_GRANT_BASE + id, .write_rule = SBX_RULE_GRANT_BASE + id,
+				 .guard_rule = SBX_RULE_GRANT_BASE + id, .flags = SBX_FS_ALLOW_READ,
+				 .expires_ns = expires };
+
+	if (base) {
+		r.base_read_rule = base->read_rule;
+		r.base_write_rule = base->write_rule;
+		r.base_guard_rule = base->guard_rule;
+		r.base_unix_rule = base->unix_rule;
+		r.base_flags = base->flags;
+	}
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.fs_rules), &key, &r, BPF_ANY), 0);
+}
+
+/* A grant's entry says its own verdict until it expires, then the policy's (the kernel ends it). */
+static void test_grant_expiry(void **state)
+{
+	int fd = bpf_map__fd(skel->maps.fs_rules);
+	struct sbx_fs_key key;
+	struct sbx_fs_rule policy_own;
+	__u32 d;
+
+	(void)state;
+	d = add(RULE_DENY_READ, RULE_ABSOLUTE, "/home/u/.ssh");
+	install(1);
+	/* Beneath the denied directory: a new entry, nothing behind it. */
+	grant_entry("/home/u/.ssh/known_hosts", 3, boot_ns() + 60000000000ULL, NULL);
+	assert_read("/home/u/.ssh/known_hosts", 0, SBX_RULE_GRANT_BASE + 3);
+	assert_read("/home/u/.ssh/id_rsa", 1, d);
+	grant_entry("/home/u/.ssh/known_hosts", 3, boot_ns() - 1, NULL);
+	assert_read("/home/u/.ssh/known_hosts", 1, d);
+	/* At the denied directory itself: the policy's own entry is behind the grant's. */
+	key = fs_key_absolute(1, "/home/u/.ssh");
+	assert_int_equal(bpf_map_lookup_elem(fd, &key, &policy_own), 0);
+	grant_entry("/home/u/.ssh", 4, boot_ns() + 60000000000ULL, &policy_own);
+	assert_read("/home/u/.ssh/id_rsa", 0, SBX_RULE_GRANT_BASE + 4);
+	grant_entry("/home/u/.ssh", 4, boot_ns() - 1, &policy_own);
+	assert_read("/home/u/.ssh/id_rsa", 1, d);
+	/* expires_ns 0: no grant, whatever the base fields say. */
+	policy_own.base_flags = SBX_FS_ALLOW_READ;
+	policy_own.expires_ns = 0;
+	assert_int_equal(bpf_map_update_elem(fd, &key, &policy_own, BPF_ANY), 0);
+	assert_read("/home/u/.ssh/id_rsa", 1, d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +389,7 @@ int main(void)
 		cmocka_unit_test_setup(test_deny_beats_allow_at_same_place, clear_rules),
 		cmocka_unit_test_setup(test_long_paths, clear_rules),
 		cmocka_unit_test_setup(test_many_rules, clear_rules),
+		cmocka_unit_test_setup(test_grant_expiry, clear_rules),
 	};
 
 	return cmocka_run_group_tests_name("bpf_fs_match", tests, setup, teardown);

@@ -103,8 +103,8 @@ static void test_render(void **state)
 	text = sink_prom_render(s, NULL);
 	assert_non_null(text);
 
-	/* 2 per violation op, plus build info, sandboxes a, b and _other, 8 lifecycle, 5 single ones */
-	assert_int_equal(check_format(text), 2 * (SBX_OP_THROTTLED - 1) + 1 + 3 + 8 + 5);
+	/* 2 per violation op, plus build info, sandboxes a, b and _other, 8 lifecycle, 6 single ones */
+	assert_int_equal(check_format(text), 2 * (SBX_OP_THROTTLED - 1) + 1 + 3 + 8 + 6);
 	assert_non_null(strstr(text, "# TYPE sbx_violations_total counter\n"));
 	assert_non_null(strstr(text, "# TYPE sbx_policies gauge\n"));
 	snprintf(series, sizeof(series), "sbx_build_info{version=\"1.2.3\",abi=\"%d\"}", SBX_ABI_VERSION);
