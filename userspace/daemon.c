@@ -337,6 +337,88 @@ static void gauges(struct sbx_loader *l, struct sink_set *set)
 	sink_set_gauges(set, &g);
 }
 
+/*
+ * Gaps: records the ring buffer could not take are counted by the kernel
+ * (SBX_STAT_EVENTS_LOST). The daemon turns every increase into a "gap"
+ * record on all its outputs, and keeps the count it last reported in
+ * DAEMON_STATE so that a restarted daemon reports what was lost while none
+ * was collecting (same boot only: the counters start again with the kernel).
+ */
+#define DAEMON_STATE	"/run/sbx-bpf/daemon.state"
+
+struct gap_watch {
+	__u64 lost_seen;
+	__u32 set_id;		/* the counters belong to one loaded set */
+	char boot_id[64];
+};
+
+static void report_gap(struct event_sink *sink, struct daemon_out *out, const char *detail)
+{
+	json_t *obj;
+
+	events_lifecycle(sink, "gap", detail);
+	if (out->set)
+		sink_set_lifecycle(out->set, &(struct sink_lifecycle){ .event = "gap", .detail = detail }, NULL);
+	obj = out->es ? event_lifecycle_to_json("gap", detail, NULL, event_mono_now()) : NULL;
+	if (obj)
+		evsock_publish(out->es, obj);
+	json_decref(obj);
+}
+
+static void gap_save(const struct gap_watch *g)
+{
+	json_t *st = json_pack("{s:s, s:I, s:I}", "boot_id", g->boot_id, "set_id", (json_int_t)g->set_id,
+			       "events_lost", (json_int_t)g->lost_seen);
+
+	if (st && json_dump_file(st, DAEMON_STATE ".tmp", JSON_COMPACT) == 0)
+		rename(DAEMON_STATE ".tmp", DAEMON_STATE);
+	json_decref(st);
+}
+
+/* At start, after the backlog was read: what was lost while no daemon ran. */
+static void gap_start(struct gap_watch *g, struct sbx_loader *l, struct event_sink *sink,
+		      struct daemon_out *out)
+{
+	json_t *st = json_load_file(DAEMON_STATE, 0, NULL);
+	const char *boot = json_string_value(json_object_get(st, "boot_id"));
+	__u64 lost = 0, before = 0;
+	char detail[256];
+
+	loader__stat(l, SBX_STAT_EVENTS_LOST, &lost);
+	if (sink_boot_id(g->boot_id, sizeof(g->boot_id)) < 0)
+		snprintf(g->boot_id, sizeof(g->boot_id), "-");
+	g->set_id = loader__set_id(l);
+	if (boot && !strcmp(boot, g->boot_id) &&
+	    json_integer_value(json_object_get(st, "set_id")) == (json_int_t)g->set_id)
+		before = (__u64)json_integer_value(json_object_get(st, "events_lost"));
+	json_decref(st);
+	/* Same boot, same set: the difference; otherwise all the set ever lost (a fresh load: 0). */
+	if (lost > before) {
+		snprintf(detail, sizeof(detail), "%llu records were lost while no daemon was collecting"
+			 " (the ring buffer was full; the verdicts were applied); %llu waited and were collected",
+			 (unsigned long long)(lost - before), sink->received);
+		report_gap(sink, out, detail);
+	}
+	g->lost_seen = lost;
+	gap_save(g);
+}
+
+/* While running: every increase of the kernel's count is a gap, reported once. */
+static void gap_tick(struct gap_watch *g, struct sbx_loader *l, struct event_sink *sink,
+		     struct daemon_out *out)
+{
+	__u64 lost = 0;
+	char detail[200];
+
+	if (loader__stat(l, SBX_STAT_EVENTS_LOST, &lost) || lost <= g->lost_seen)
+		return;
+	snprintf(detail, sizeof(detail), "%llu records were lost: the ring buffer was full"
+		 " (the verdicts were applied)", (unsigned long long)(lost - g->lost_seen));
+	g->lost_seen = lost;
+	report_gap(sink, out, detail);
+	gap_save(g);
+}
+
 #define SINK_FDS	64
 
 static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_out *out)
@@ -345,6 +427,7 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_ou
 	struct pollfd fds[2 + SINK_FDS + EVSOCK_FDS];
 	struct sink_set *set = out->set;
 	struct signalfd_siginfo si;
+	struct gap_watch gap = {};
 	time_t last_gauges = 0;
 	sigset_t mask;
 	int sfd, timeout;
@@ -365,6 +448,8 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_ou
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	fds[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
 	fds[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	ring_buffer__consume(rb);	/* what waited while no daemon ran */
+	gap_start(&gap, l, sink, out);
 	for (;;) {
 		timeout = 1000;
 		n = set ? sink_set_pollfds(set, fds + 2, SINK_FDS, &timeout) : 0;
@@ -375,13 +460,14 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_ou
 		events_tick(sink);
 		if (out->es)
 			evsock_handle(out->es, fds + 2 + n, m);
-		if (set) {
-			sink_set_handle(set, fds + 2, n);
-			if (time(NULL) != last_gauges) {
-				last_gauges = time(NULL);
+		if (time(NULL) != last_gauges) {
+			last_gauges = time(NULL);
+			gap_tick(&gap, l, sink, out);
+			if (set)
 				gauges(l, set);
-			}
 		}
+		if (set)
+			sink_set_handle(set, fds + 2, n);
 		if (!(fds[1].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo != SIGHUP)

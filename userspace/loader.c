@@ -241,6 +241,14 @@ int loader__event_slots(struct sbx_loader *l, struct sbx_coalesce_slot **co, str
 	return 0;
 }
 
+__u32 loader__set_id(const struct sbx_loader *l)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(l->fd[M_STATS], &info, &len) ? 0 : info.id;
+}
+
 int loader__events_fd(const struct sbx_loader *l)
 {
 	return l->fd[M_EVENTS];

@@ -32,6 +32,8 @@ int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
 int loader__set_scope(struct sbx_loader *l, int cgroup_fd);
 /* The events ring buffer map fd, and the summed stats counters. */
 int loader__events_fd(const struct sbx_loader *l);
+/* Which loaded set this is (its stats map's id: a new load, a new id); 0 if unknown. */
+__u32 loader__set_id(const struct sbx_loader *l);
 
 /*
  * Event volume (sbx_abi.h "Coalescing"): identical violations within

@@ -114,6 +114,27 @@ echo "INFO $T/figures: flood1 $n1 denied opens in 30 s, flood2 $n2 in 10 s; viol
 check daemon/alive "$(kill -0 $D 2>/dev/null && echo yes)" yes
 
 kill "$D"; wait "$D" 2>/dev/null
+
+# Away: a daemon with neither coalescing nor a rate limit dies (kill -9); a flood of distinct
+# violations overflows the ring buffer meanwhile; the next daemon reports the loss as a gap.
+sbx-bpf daemon --events "$W/ev2.json" --event-rate 0 --coalesce-ms 0 2>"$W/d2.err" &
+D=$!
+wait_for /run/sbx-bpf/events.sock 600 || fail away/daemon-start "$(cat "$W/d2.err")"
+kill -9 "$D"; wait "$D" 2>/dev/null
+lost0=$(sbx-bpf status --json | jq .counters.events_lost)
+inside python3 "$W/flood.py" 8 "$@" >"$W/flood3.out"
+lost1=$(sbx-bpf status --json | jq .counters.events_lost)
+[ "$lost1" -gt "$lost0" ] && pass away/ring-buffer-overflowed ||
+	fail away/ring-buffer-overflowed "events_lost $lost0 -> $lost1 after $(cat "$W/flood3.out")"
+sbx-bpf daemon --events "$W/ev3.json" 2>"$W/d3.err" &
+D=$!
+wait_for /run/sbx-bpf/events.sock 600
+sleep 2
+check_json away/gap-reported "$W/ev3.json" \
+	"any(.[]; .type == \"lifecycle\" and .event == \"gap\" and
+	 (.detail | startswith(\"$((lost1 - lost0)) records were lost while no daemon was collecting\")))"
+echo "INFO $T/away: $((lost1 - lost0)) records lost while no daemon ran; $(jq -s 'length' "$W/ev3.json") lines collected" >>"$LOG"
+kill "$D"; wait "$D" 2>/dev/null
 sbx-bpf detach "$CG" 2>/dev/null
 sbx-bpf unload
 rmdir "$CG" 2>/dev/null
