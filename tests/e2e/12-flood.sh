@@ -129,7 +129,9 @@ lost1=$(sbx-bpf status --json | jq .counters.events_lost)
 sbx-bpf daemon --events "$W/ev3.json" 2>"$W/d3.err" &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600
-sleep 2
+# The backlog (a full ring buffer) is written out first; the gap is reported after it.
+i=0
+while ! grep -q '"event":"gap"' "$W/ev3.json" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 check_json away/gap-reported "$W/ev3.json" \
 	"any(.[]; .type == \"lifecycle\" and .event == \"gap\" and
 	 (.detail | startswith(\"$((lost1 - lost0)) records were lost while no daemon was collecting\")))"
