@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "events.h"
@@ -381,6 +382,16 @@ static json_t *net_json(const struct sbx_event *ev)
 			 "abstract", !!(ev->flags & SBX_EV_ABSTRACT));
 }
 
+/* This machine's name, for records read far from it (the sinks may set their own). */
+static const char *host_name(void)
+{
+	static char host[256];
+
+	if (!host[0] && gethostname(host, sizeof(host) - 1))
+		snprintf(host, sizeof(host), "-");
+	return host;
+}
+
 static json_t *seq_json(const struct sbx_event *ev)
 {
 	return ev->seq ? json_integer((json_int_t)ev->seq) : json_null();
@@ -392,8 +403,8 @@ static json_t *throttled_to_json(const struct sbx_event *ev, const char *sandbox
 	char ts[64];
 
 	event_time(ev->ts_ns, ts, sizeof(ts));
-	return json_pack("{s:s, s:s, s:s, s:I, s:o, s:I, s:b, s:I, s:o}",
-			 "schema", SBX_EVENT_SCHEMA, "type", "throttled", "time", ts,
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:b, s:I, s:o}",
+			 "schema", SBX_EVENT_SCHEMA, "type", "throttled", "host", host_name(), "time", ts,
 			 "ts_ns", (json_int_t)ev->ts_ns, "kernel_seq", seq_json(ev),
 			 "suppressed", (json_int_t)event_repeat(ev),
 			 "summary", !!(ev->flags & SBX_EV_SUMMARY),
@@ -439,6 +450,7 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 			 "comm", event_json_text(ev->comm, strnlen(ev->comm, SBX_COMM_LEN)));
 	/* "seq" is the sinks' record number; this one is the kernel's (a gap: records lost there). */
 	if (obj && (json_object_set_new(obj, "kernel_seq", seq_json(ev)) ||
+		    json_object_set_new(obj, "host", json_text(host_name())) ||
 		    json_object_set_new(obj, "repeat", json_integer(event_repeat(ev))) ||
 		    json_object_set_new(obj, "summary", json_boolean(ev->flags & SBX_EV_SUMMARY)))) {
 		json_decref(obj);
@@ -535,8 +547,8 @@ json_t *event_lifecycle_to_json(const char *event, const char *detail, const cha
 	char ts[64];
 
 	event_time(mono_ns, ts, sizeof(ts));
-	return json_pack("{s:s, s:s, s:s, s:I, s:o, s:o, s:o}", "schema", SBX_EVENT_SCHEMA,
-			 "type", "lifecycle", "time", ts, "ts_ns", (json_int_t)mono_ns,
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o}", "schema", SBX_EVENT_SCHEMA,
+			 "type", "lifecycle", "host", host_name(), "time", ts, "ts_ns", (json_int_t)mono_ns,
 			 "event", json_text(event), "detail", json_text(detail),
 			 "sandbox", json_text(sandbox));
 }

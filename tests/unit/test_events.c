@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <arpa/inet.h>
@@ -286,6 +287,12 @@ static void test_json_repeat_and_throttled(void **state)
 	make_event("/etc/shadow");
 	j = event_to_json(&ev, NULL, NULL, NULL);
 	assert_true(json_is_null(json_object_get(j, "kernel_seq")));	/* made in userspace */
+	{
+		char host[256] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		assert_string_equal(json_string_value(json_object_get(j, "host")), host);
+	}
 	assert_int_equal(json_integer_value(json_object_get(j, "repeat")), 1);
 	assert_true(json_is_false(json_object_get(j, "summary")));
 	json_decref(j);
