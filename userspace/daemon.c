@@ -326,12 +326,25 @@ static int open_sinks(const struct daemon_opts *o, struct agent_config *cfg, str
 
 static void gauges(struct sbx_loader *l, struct sink_set *set)
 {
-	struct sink_gauges g = {};
 	__u64 lost = 0;
 	__u32 used, max;
 
+	static struct sink_gauges g;
+	__u64 cpu[SINK_MAX_CPUS];
+	int n;
+
+	memset(&g, 0, sizeof(g));
 	loader__stat(l, SBX_STAT_EVENTS_LOST, &lost);
 	g.events_dropped = lost;
+	loader__stat(l, SBX_STAT_VIOLATIONS, (__u64 *)&g.violations);
+	loader__stat(l, SBX_STAT_COALESCED, (__u64 *)&g.coalesced);
+	loader__stat(l, SBX_STAT_THROTTLED, (__u64 *)&g.throttled);
+	n = loader__stat_percpu(l, SBX_STAT_EVENTS_LOST, cpu, SINK_MAX_CPUS);
+	for (int i = 0; i < n && i < SINK_MAX_CPUS; i++)
+		g.lost_cpu[i] = cpu[i];
+	g.ncpu = n > 0 ? (n < SINK_MAX_CPUS ? n : SINK_MAX_CPUS) : 0;
+	if (loader__ringbuf_fill(l, &g.ringbuf_fill_ratio))
+		g.ringbuf_fill_ratio = 0;
 	if (!loader__fill(l, LOADER_FILL_SANDBOXES, &used, &max))
 		g.policies = used;
 	sink_set_gauges(set, &g);
@@ -680,6 +693,18 @@ int do_status(int argc, char **argv)
 
 		loader__stat(l, (enum sbx_stat)i, &v);
 		json_object_set_new(counters, stat_names[i], json_integer((json_int_t)v));
+	}
+	if (l) {
+		__u64 cpu[SINK_MAX_CPUS];
+		int n = loader__stat_percpu(l, SBX_STAT_EVENTS_LOST, cpu, SINK_MAX_CPUS);
+		json_t *per = json_array();
+		double fill;
+
+		for (int i = 0; i < n && i < SINK_MAX_CPUS; i++)
+			json_array_append_new(per, json_integer((json_int_t)cpu[i]));
+		json_object_set_new(counters, "events_lost_per_cpu", per);
+		if (!loader__ringbuf_fill(l, &fill))
+			json_object_set_new(counters, "ringbuf_fill_ratio", json_real(fill));
 	}
 	pinned = l != NULL;
 	st = json_pack("{s:s, s:b, s:o, s:o, s:o, s:I, s:I}", "pin_dir", o.pin_dir, "pinned", pinned,

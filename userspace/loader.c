@@ -47,6 +47,7 @@ struct sbx_loader {
 	size_t bss_len;			/* of our own mmap; 0 for the skeleton's */
 	struct sbx_coalesce_slot *co;	/* loader__event_slots' mappings, or NULL */
 	struct sbx_throttle_slot *th;
+	void *rb_pos;			/* loader__ringbuf_fill's mapping of the ring's positions */
 	int steer_link[NR_STEER];	/* BPF link fds on the sandbox cgroup; -1: none */
 };
 
@@ -145,6 +146,8 @@ void loader__destroy(struct sbx_loader *l)
 		munmap(l->co, CO_LEN);
 	if (l->th)
 		munmap(l->th, TH_LEN);
+	if (l->rb_pos)
+		munmap(l->rb_pos, 2 * sysconf(_SC_PAGESIZE));
 	for (int i = 0; i < NR_STEER; i++)
 		if (l->steer_link[i] >= 0)
 			close(l->steer_link[i]);
@@ -252,6 +255,51 @@ __u32 loader__set_id(const struct sbx_loader *l)
 int loader__events_fd(const struct sbx_loader *l)
 {
 	return l->fd[M_EVENTS];
+}
+
+int loader__stat_percpu(const struct sbx_loader *l, enum sbx_stat which, __u64 *out, size_t max)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 key = which;
+	__u64 *vals;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(l->fd[M_STATS], &key, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
+	}
+	memset(out, 0, max * sizeof(*out));
+	for (int i = 0; i < ncpu && max; i++)
+		out[(size_t)i < max ? (size_t)i : max - 1] += vals[i];
+	free(vals);
+	return ncpu;
+}
+
+int loader__ringbuf_fill(struct sbx_loader *l, double *ratio)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 cons, prod;
+	void *p;
+
+	/* The ring's first page holds the consumer position, the second the producer's. */
+	if (!l->rb_pos) {
+		p = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, l->fd[M_EVENTS], 0);
+		if (p == MAP_FAILED) {
+			/* Some kernels map the consumer page only writable, or the two apart. */
+			return -errno;
+		}
+		l->rb_pos = p;
+	}
+	cons = __atomic_load_n((__u64 *)l->rb_pos, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n((__u64 *)((char *)l->rb_pos + page), __ATOMIC_ACQUIRE);
+	*ratio = prod >= cons ? (double)(prod - cons) / SBX_RINGBUF_BYTES : 0;
+	return 0;
 }
 
 int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value)

@@ -48,6 +48,10 @@ __u64 loader__coalesce_ns(const struct sbx_loader *l);
 /* The kernel's coalescing and throttle slots, mapped into this process (evsweep.h). */
 int loader__event_slots(struct sbx_loader *l, struct sbx_coalesce_slot **co, struct sbx_throttle_slot **th);
 int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value);
+/* One counter per CPU into @out (CPUs past @max add to the last); the CPU count or -errno. */
+int loader__stat_percpu(const struct sbx_loader *l, enum sbx_stat which, __u64 *out, size_t max);
+/* How full the events ring buffer is, 0..1 (unread bytes / size). 0 or -errno. */
+int loader__ringbuf_fill(struct sbx_loader *l, double *ratio);
 
 /* Network: one net_rules (LPM trie) entry; 0 or -errno. */
 int loader__put_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k,

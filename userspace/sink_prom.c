@@ -191,6 +191,19 @@ static void render(struct prom *p, FILE *f)
 	head(f, "sbx_events_dropped_total", "counter",
 	     "Events lost before userspace: ring buffer full, or records that failed validation.");
 	fprintf(f, "sbx_events_dropped_total %llu\n", p->g.events_dropped);
+	head(f, "sbx_ringbuf_drops_total", "counter",
+	     "Records the kernel could not put in the ring buffer (it was full), by CPU.");
+	for (unsigned int cpu = 0; cpu < p->g.ncpu && cpu < SINK_MAX_CPUS; cpu++)
+		fprintf(f, "sbx_ringbuf_drops_total{cpu=\"%u\"} %llu\n", cpu, p->g.lost_cpu[cpu]);
+	head(f, "sbx_kernel_violations_total", "counter",
+	     "Denials and audit hits the kernel counted, each reported, coalesced, throttled or dropped.");
+	fprintf(f, "sbx_kernel_violations_total %llu\n", p->g.violations);
+	head(f, "sbx_events_coalesced_total", "counter",
+	     "Violations folded into a record of identical ones (its repeat count).");
+	fprintf(f, "sbx_events_coalesced_total %llu\n", p->g.coalesced);
+	head(f, "sbx_events_throttled_total", "counter",
+	     "Records withheld by a sandbox's event rate limit (counted in \"throttled\" records).");
+	fprintf(f, "sbx_events_throttled_total %llu\n", p->g.throttled);
 	head(f, "sbx_sink_records_dropped_total", "counter",
 	     "Records a sink could not deliver: failed writes, a receiver away or behind.");
 	fprintf(f, "sbx_sink_records_dropped_total %llu\n", p->g.records_dropped);

@@ -54,8 +54,14 @@ struct sink_lifecycle {
 };
 
 /* Values the daemon reads elsewhere and hands to the sinks that show them. */
+#define SINK_MAX_CPUS	256	/* per-CPU drop counts shown; more CPUs are summed into the last */
+
 struct sink_gauges {
 	unsigned long long events_dropped;	/* ring buffer full + malformed records, since start */
+	/* The kernel's counters (sbx_abi.h "stats"), summed over CPUs, and its drops per CPU. */
+	unsigned long long violations, coalesced, throttled;
+	unsigned long long lost_cpu[SINK_MAX_CPUS];
+	unsigned int ncpu;
 	long long policies;			/* sandboxes with a policy installed */
 	long long grants;			/* DNS-learned addresses currently open */
 	double ringbuf_fill_ratio;		/* 0..1 */

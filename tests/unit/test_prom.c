@@ -81,7 +81,9 @@ static double sample(const char *text, const char *series)
 static void test_render(void **state)
 {
 	struct sink_set *set = sink_set_new(&(struct sink_ident){ .host = "h", .boot_id = "b", .version = "1.2.3" });
-	struct sink_gauges g = { .events_dropped = 7, .policies = 3, .grants = 12, .ringbuf_fill_ratio = 0.25 };
+	static struct sink_gauges g = { .events_dropped = 7, .policies = 3, .grants = 12, .ringbuf_fill_ratio = 0.25,
+					.violations = 900, .coalesced = 800, .throttled = 50,
+					.lost_cpu = { 3, 4 }, .ncpu = 2 };
 	struct sink_lifecycle oom = { .event = "oom_kill", .detail = "x" }, odd = { .event = "weird" };
 	struct sink_ctx a = { .sandbox = "a" }, b = { .sandbox = "b" };
 	struct sink *s = prom(NULL, 0, 0, 0);
@@ -103,8 +105,8 @@ static void test_render(void **state)
 	text = sink_prom_render(s, NULL);
 	assert_non_null(text);
 
-	/* 2 per violation op, plus build info, sandboxes a, b and _other, 8 lifecycle, 6 single ones */
-	assert_int_equal(check_format(text), 2 * (SBX_OP_THROTTLED - 1) + 1 + 3 + 8 + 6);
+	/* 2 per violation op, plus build info, sandboxes a, b and _other, 8 lifecycle, 9 single ones, 2 CPUs */
+	assert_int_equal(check_format(text), 2 * (SBX_OP_THROTTLED - 1) + 1 + 3 + 8 + 9 + 2);
 	assert_non_null(strstr(text, "# TYPE sbx_violations_total counter\n"));
 	assert_non_null(strstr(text, "# TYPE sbx_policies gauge\n"));
 	snprintf(series, sizeof(series), "sbx_build_info{version=\"1.2.3\",abi=\"%d\"}", SBX_ABI_VERSION);
@@ -119,6 +121,11 @@ static void test_render(void **state)
 	assert_true(sample(text, "sbx_lifecycle_events_total{event=\"oom_kill\"}") == 1);
 	assert_true(sample(text, "sbx_lifecycle_events_total{event=\"other\"}") == 1);
 	assert_true(sample(text, "sbx_events_dropped_total") == 7);
+	assert_true(sample(text, "sbx_ringbuf_drops_total{cpu=\"0\"}") == 3);
+	assert_true(sample(text, "sbx_ringbuf_drops_total{cpu=\"1\"}") == 4);
+	assert_true(sample(text, "sbx_kernel_violations_total") == 900);
+	assert_true(sample(text, "sbx_events_coalesced_total") == 800);
+	assert_true(sample(text, "sbx_events_throttled_total") == 50);
 	assert_true(sample(text, "sbx_sink_records_dropped_total") == 0);
 	assert_true(sample(text, "sbx_policies") == 3);
 	assert_true(sample(text, "sbx_grants") == 12);
