@@ -124,6 +124,9 @@ kill -9 "$D"; wait "$D" 2>/dev/null
 lost0=$(sbx-bpf status --json | jq .counters.events_lost)
 inside python3 "$W/flood.py" 8 "$@" >"$W/flood3.out"
 lost1=$(sbx-bpf status --json | jq .counters.events_lost)
+out=$(sbx-bpf status --json | jq '.counters | (.events_lost_per_cpu | add) == .events_lost and
+	(.events_lost_per_cpu | length) >= 1 and .ringbuf_fill_ratio > 0.5 and .ringbuf_fill_ratio <= 1')
+check away/status-per-cpu-and-fill "$out" true
 [ "$lost1" -gt "$lost0" ] && pass away/ring-buffer-overflowed ||
 	fail away/ring-buffer-overflowed "events_lost $lost0 -> $lost1 after $(cat "$W/flood3.out")"
 sbx-bpf daemon --events "$W/ev3.json" 2>"$W/d3.err" &
