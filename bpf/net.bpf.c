@@ -113,9 +113,41 @@ struct {
 	__type(value, struct dns_orig);
 } dns_orig SEC(".maps");
 
-/* The resolver's ports on 127.0.0.1 and ::1 (0: none), set by the loader. */
-volatile __u16 dns_port4;
-volatile __u16 dns_port6;
+/* A sandbox resolver's ports on 127.0.0.1 and ::1 (host order; 0: none). */
+struct dns_ports {
+	__u16 p4, p6;
+};
+
+/*
+ * The resolver the current task's port-53 traffic goes to: that of the
+ * innermost sandbox above it with one. Used by the LSM and the cgroup
+ * programs alike (the steering runs for the caller's own cgroup: see
+ * steered()), so both agree on where a query went.
+ */
+static __always_inline struct dns_ports current_resolver(void)
+{
+	struct dns_ports r = {};
+	struct sbx_sandbox *sb;
+	__u64 id;
+	int level;
+
+	if (!nr_sandboxes)
+		return r;
+	id = bpf_get_current_cgroup_id();
+	for (level = SBX_CGROUP_MAX_LEVELS; level >= 1; level--) {
+		if (level < SBX_CGROUP_MAX_LEVELS)
+			id = bpf_get_current_ancestor_cgroup_id(level);	/* deepest first; 0 past the task */
+		if (!id)
+			continue;
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (sb && (sb->flags & SBX_SANDBOX_DNS) && sb->dns_port4) {
+			r.p4 = sb->dns_port4;
+			r.p6 = sb->dns_port6;
+			return r;
+		}
+	}
+	return r;
+}
 
 extern int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out, __u32 *out_len);
 
@@ -267,7 +299,7 @@ static __always_inline bool steered(const struct sbx_sandbox *sb, struct socket 
 {
 	__u16 proto, type;
 
-	if (t->port != DNS_PORT || !(sb->flags & SBX_SANDBOX_DNS) || !dns_port4)
+	if (t->port != DNS_PORT || !(sb->flags & SBX_SANDBOX_DNS) || !current_resolver().p4)
 		return false;
 	/* What the cgroup programs rewrite: stream and datagram sockets (a raw one is not). */
 	type = BPF_CORE_READ(sock, type);
@@ -372,10 +404,11 @@ static __always_inline bool to_resolver(struct socket *sock)
 {
 	struct sock_common *sk = (struct sock_common *)BPF_CORE_READ(sock, sk);
 	__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, skc_dport));
+	struct dns_ports r = current_resolver();
 
-	if (!dport || (dport != dns_port4 && dport != dns_port6))
+	if (!dport || !r.p4 || (dport != r.p4 && dport != r.p6))
 		return false;
-	return BPF_CORE_READ(sk, skc_daddr) == bpf_htonl(LOOPBACK4) || dport == dns_port6;
+	return BPF_CORE_READ(sk, skc_daddr) == bpf_htonl(LOOPBACK4) || dport == r.p6;
 }
 
 SEC("lsm/socket_sendmsg")
@@ -394,7 +427,7 @@ int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 	    !read_inet(name, len, BPF_CORE_READ(sock, sk, __sk_common.skc_family), INET_DEST, &t)) {
 		struct sbx_chain c;
 
-		if (dns_port4 && to_resolver(sock) && current_chain(&c))
+		if (to_resolver(sock) && current_chain(&c))
 			note_dns_client(sock);
 		return 0;
 	}
@@ -404,7 +437,7 @@ int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 	    !(BPF_CORE_READ(msg, msg_flags) & MSG_FASTOPEN))
 		return 0;
 	ret = judge_inet(sock, &t, SBX_OP_SENDTO);
-	if (!ret && t.port == DNS_PORT && dns_port4)
+	if (!ret && t.port == DNS_PORT && current_resolver().p4)
 		note_dns_client(sock);	/* bound after the first send; later ones are attributed */
 	return ret;
 }
@@ -642,23 +675,31 @@ static __always_inline int steer4(struct bpf_sock_addr *ctx)
 {
 	__u8 a[16] = { [10] = 0xff, [11] = 0xff };
 	__u32 ip = ctx->user_ip4;
+	struct dns_ports r;
 
-	if (ctx->user_port != bpf_htons(DNS_PORT) || !dns_port4)
+	if (ctx->user_port != bpf_htons(DNS_PORT))
+		return 1;
+	r = current_resolver();
+	if (!r.p4)
 		return 1;
 	if (ctx->type != SOCK_STREAM && ctx->type != SOCK_DGRAM)
 		return 1;
 	__builtin_memcpy(&a[12], &ip, 4);
 	remember(ctx, a);
 	ctx->user_ip4 = bpf_htonl(LOOPBACK4);
-	ctx->user_port = bpf_htons(dns_port4);
+	ctx->user_port = bpf_htons(r.p4);
 	return 1;
 }
 
 static __always_inline int steer6(struct bpf_sock_addr *ctx)
 {
+	struct dns_ports r;
 	__u32 w[4];
 
-	if (ctx->user_port != bpf_htons(DNS_PORT) || !dns_port4)
+	if (ctx->user_port != bpf_htons(DNS_PORT))
+		return 1;
+	r = current_resolver();
+	if (!r.p4)
 		return 1;
 	if (ctx->type != SOCK_STREAM && ctx->type != SOCK_DGRAM)
 		return 1;
@@ -667,12 +708,12 @@ static __always_inline int steer6(struct bpf_sock_addr *ctx)
 	w[2] = ctx->user_ip6[2];
 	w[3] = ctx->user_ip6[3];
 	remember(ctx, (__u8 *)w);
-	if (dns_port6 && !is_mapped(w)) {
+	if (r.p6 && !is_mapped(w)) {
 		ctx->user_ip6[0] = 0;
 		ctx->user_ip6[1] = 0;
 		ctx->user_ip6[2] = 0;
 		ctx->user_ip6[3] = bpf_htonl(1);
-		ctx->user_port = bpf_htons(dns_port6);
+		ctx->user_port = bpf_htons(r.p6);
 		return 1;
 	}
 	/* An IPv4 server, or no ::1: the resolver's IPv4 socket, v4-mapped. */
@@ -680,7 +721,7 @@ static __always_inline int steer6(struct bpf_sock_addr *ctx)
 	ctx->user_ip6[1] = 0;
 	ctx->user_ip6[2] = bpf_htonl(0xffff);
 	ctx->user_ip6[3] = bpf_htonl(LOOPBACK4);
-	ctx->user_port = bpf_htons(dns_port4);
+	ctx->user_port = bpf_htons(r.p4);
 	return 1;
 }
 
@@ -714,8 +755,9 @@ static __always_inline int unsteer4(struct bpf_sock_addr *ctx)
 	__u64 cookie;
 	struct dns_orig *o;
 	__u32 ip;
+	struct dns_ports r = current_resolver();
 
-	if (!dns_port4 || ctx->user_port != bpf_htons(dns_port4) || ctx->user_ip4 != bpf_htonl(LOOPBACK4))
+	if (!r.p4 || ctx->user_port != bpf_htons(r.p4) || ctx->user_ip4 != bpf_htonl(LOOPBACK4))
 		return 1;
 	cookie = bpf_get_socket_cookie(ctx);
 	o = bpf_map_lookup_elem(&dns_orig, &cookie);
@@ -732,13 +774,17 @@ static __always_inline int unsteer6(struct bpf_sock_addr *ctx)
 	__u32 w3 = ctx->user_ip6[3], w2 = ctx->user_ip6[2];
 	__u16 port = bpf_ntohs(ctx->user_port);
 	struct dns_orig *o;
+	struct dns_ports r;
 	__u64 cookie;
 	__u32 w[4];
 
-	if (!dns_port4 || ctx->user_ip6[0] || ctx->user_ip6[1])
+	if (ctx->user_ip6[0] || ctx->user_ip6[1])
 		return 1;
-	if (!((port == dns_port4 && w2 == bpf_htonl(0xffff) && w3 == bpf_htonl(LOOPBACK4)) ||
-	      (dns_port6 && port == dns_port6 && !w2 && w3 == bpf_htonl(1))))
+	r = current_resolver();
+	if (!r.p4)
+		return 1;
+	if (!((port == r.p4 && w2 == bpf_htonl(0xffff) && w3 == bpf_htonl(LOOPBACK4)) ||
+	      (r.p6 && port == r.p6 && !w2 && w3 == bpf_htonl(1))))
 		return 1;
 	cookie = bpf_get_socket_cookie(ctx);
 	o = bpf_map_lookup_elem(&dns_orig, &cookie);

@@ -56,7 +56,13 @@ struct sbx_sandbox {
 	__u32 flags;		/* SBX_SANDBOX_* */
 	__u32 any_depth_mask;	/* bit k-1: any-depth keys of k components;
 				 * bit 8+k-1: of those, read rules (all a read-only open looks up) */
-	__u32 pad;
+	/*
+	 * With SBX_SANDBOX_DNS: the sandbox's resolver on 127.0.0.1 and ::1
+	 * (host order; 0: none). Port-53 traffic of the tasks below goes to
+	 * the innermost sandbox's resolver that has one.
+	 */
+	__u16 dns_port4;
+	__u16 dns_port6;
 };
 
 /*

@@ -180,13 +180,9 @@ int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key)
 	return 0;
 }
 
-int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32 flags,
-			__u32 any_depth_mask)
+int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
 {
-	struct sbx_sandbox sb = { .policy_id = policy_id, .flags = flags,
-				  .any_depth_mask = any_depth_mask };
-
-	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, &sb, BPF_NOEXIST))
+	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_NOEXIST))
 		return -errno;
 	/* Other processes register sandboxes in the same (pinned) object: atomically. */
 	__atomic_add_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
@@ -379,7 +375,7 @@ int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *o
 	return 0;
 }
 
-int loader__steer_dns(struct sbx_loader *l, int cgroup_fd, __u16 port4, __u16 port6)
+int loader__steer_dns(struct sbx_loader *l, int cgroup_fd)
 {
 	static const enum bpf_attach_type types[NR_STEER] = {
 		BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT,
@@ -388,8 +384,6 @@ int loader__steer_dns(struct sbx_loader *l, int cgroup_fd, __u16 port4, __u16 po
 		BPF_CGROUP_INET4_GETPEERNAME, BPF_CGROUP_INET6_GETPEERNAME,
 	};
 
-	l->bss->dns_port4 = port4;
-	l->bss->dns_port6 = port6;
 	for (int i = 0; i < NR_STEER; i++) {
 		if (l->steer_link[i] >= 0)
 			return -EBUSY;
@@ -402,7 +396,6 @@ int loader__steer_dns(struct sbx_loader *l, int cgroup_fd, __u16 port4, __u16 po
 					close(l->steer_link[j]);
 				l->steer_link[j] = -1;
 			}
-			l->bss->dns_port4 = 0;
 			return err;
 		}
 	}

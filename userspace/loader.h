@@ -21,8 +21,7 @@ int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
 			const struct sbx_fs_rule *rule);
 int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key);
 /* Put cgroup @cgid under @policy_id. Rules go in first, so no open slips by. */
-int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32 flags,
-			__u32 any_depth_mask);
+int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
 
 /*
@@ -63,11 +62,12 @@ int loader__dns_update(struct sbx_loader *l, const struct sbx_dns_key *k,
 int loader__dns_delete(struct sbx_loader *l, const struct sbx_dns_key *k);
 int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *out);
 /*
- * Steer port-53 traffic of the cgroup open at @cgroup_fd (and below) to the
- * resolver on 127.0.0.1:@port4 and [::1]:@port6 (0: none, IPv6 goes to the
- * IPv4 socket v4-mapped). Detached with the loader. 0 or -errno.
+ * Attach the DNS steering programs to the cgroup open at @cgroup_fd: its
+ * port-53 traffic (and below) goes to the resolver whose ports the
+ * sandbox's entry holds (struct sbx_sandbox dns_port4/6). Links are this
+ * loader's: they go with it. 0 or -errno.
  */
-int loader__steer_dns(struct sbx_loader *l, int cgroup_fd, __u16 port4, __u16 port6);
+int loader__steer_dns(struct sbx_loader *l, int cgroup_fd);
 
 /*
  * Pinned state (the host agent): loader__pin puts the maps, the LSM links
