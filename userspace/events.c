@@ -55,6 +55,7 @@ const char *sbx_verdict_name(__u32 verdict)
 	switch (verdict) {
 	case SBX_VERDICT_DENY: return "denied";
 	case SBX_VERDICT_AUDIT: return "audit";
+	case SBX_VERDICT_GRANTED: return "granted";
 	}
 	return "unknown";
 }
