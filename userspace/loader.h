@@ -20,6 +20,9 @@ void loader__destroy(struct sbx_loader *l);
 int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
 			const struct sbx_fs_rule *rule);
 int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key);
+/* Read one fs_rules entry (-ENOENT: none); walk the keys (NULL: the first; -ENOENT past the last). */
+int loader__get_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key, struct sbx_fs_rule *rule);
+int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, struct sbx_fs_key *key);
 /* Put cgroup @cgid under @policy_id. Rules go in first, so no open slips by. */
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, __u32 policy_id, __u32 flags,
 			__u32 any_depth_mask);
@@ -61,6 +64,9 @@ int loader__delete_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k)
 int loader__dns_update(struct sbx_loader *l, const struct sbx_dns_key *k,
 		       const struct sbx_dns_entry *e);
 int loader__dns_delete(struct sbx_loader *l, const struct sbx_dns_key *k);
+/* Read one dns_allow entry (-ENOENT: none); walk the keys as loader__next_fs_key. */
+int loader__dns_lookup(struct sbx_loader *l, const struct sbx_dns_key *k, struct sbx_dns_entry *e);
+int loader__next_dns_key(struct sbx_loader *l, const struct sbx_dns_key *prev, struct sbx_dns_key *k);
 int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *out);
 /*
  * Steer port-53 traffic of the cgroup open at @cgroup_fd (and below) to the
@@ -91,6 +97,8 @@ int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_s
 int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb);
 /* Remove every fs and net rule of @policy_id. */
 int loader__purge_policy(struct sbx_loader *l, __u32 policy_id);
+/* Remove every dns_allow entry of the sandbox @cgid (its connect grants, its resolver's answers). */
+int loader__purge_dns(struct sbx_loader *l, __u64 cgid);
 
 /* How full the maps are (status). */
 enum loader_fill { LOADER_FILL_SANDBOXES, LOADER_FILL_FS_RULES, LOADER_FILL_NET_RULES, LOADER_FILL_DNS };
