@@ -26,20 +26,27 @@
  * switch. detach writes the old limit values back before it removes the
  * policy, and keeps both when a write fails, so it can be run again.
  *
+ * A re-attach keeps the cgroup's grants (grant.c): file grants are compiled
+ * on top of the new policy and installed with it in step 2, connect grants
+ * are slots of the cgroup, not of the policy, and stay as they are. detach
+ * takes them all away with the policy.
+ *
  * Not yet (issue 6): the daemon's resolver for domain rules (names do not
- * resolve in an attached cgroup), grants.
+ * resolve in an attached cgroup).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 #include "cglimits.h"
 #include "cgstat.h"
 #include "cli.h"
 #include "fsrules.h"
+#include "grants.h"
 #include "loader.h"
 #include "netrules.h"
 #include "policy.h"
@@ -83,7 +90,8 @@ static void attach_usage(FILE *out)
 		"       sbx-bpf list [--json] [--pin-dir DIR]\n"
 		"\n"
 		"CGROUP: a sandbox name, or a cgroup v2 path (as for 'stats'). Needs the\n"
-		"programs pinned by 'sbx-bpf daemon'. attach replaces a policy atomically.\n"
+		"programs pinned by 'sbx-bpf daemon'. attach replaces a policy atomically;\n"
+		"the cgroup's grants ('sbx-bpf grant') stay. detach ends them.\n"
 		"\n"
 		"LIMITS: the flags of 'run' but --timeout (--cpu 150%%, --cpu-weight N, --memory 2G,\n"
 		"--memory-high 1G, --swap-max 0, --io-read-bps DEV=5M, --io-write-bps DEV=5M,\n"
@@ -180,6 +188,20 @@ static struct sbx_loader *open_pinned(const char *dir)
 		p_err("no usable programs pinned at %s: %s (start 'sbx-bpf daemon')", dir,
 		      errno == ESTALE ? "they are from another build" : strerror(errno));
 	return l;
+}
+
+struct sbx_loader *cli_open_pinned(const char *dir)
+{
+	return open_pinned(dir ?: PIN_DIR_DEFAULT);
+}
+
+int cli_lock_records(void)
+{
+	int fd = state_lock(SBX_STATE_DIR);
+
+	if (fd < 0)
+		p_err("cannot lock %s: %s", SBX_STATE_DIR, strerror(-fd));
+	return fd;
 }
 
 /* The cgroup's id; 0 after saying why not. */
@@ -390,11 +412,80 @@ static void limits_out(struct limits_change *lc)
 		       lc->parent);
 }
 
+/* --- grants kept by a re-attach ---------------------------------------------------- */
+
+/* The grants of the record being replaced: they stay, on the new policy id. */
+struct kept_grants {
+	json_t *old;			/* the old record */
+	struct grant *g;
+	size_t n;
+	bool dropped;			/* unreadable: they end, connect grants too */
+	__u32 next_id;
+	__u64 until;			/* the file grants' expiry on the new policy */
+};
+
+static void keep_grants(struct kept_grants *k, __u64 cgid)
+{
+	__u64 until;
+
+	k->old = state_read(SBX_STATE_DIR, cgid);
+	if (grants_from_record(k->old, &k->g, &k->n, &k->next_id, &until)) {
+		p_warn("attach: the grants in %s/%llu.json cannot be read: they end with the old policy",
+		       SBX_STATE_DIR, (unsigned long long)cgid);
+		k->n = 0;
+		k->dropped = true;
+	}
+}
+
+/*
+ * The file grants on top of the new policy: @fs becomes the whole entry set
+ * (grants_fs_entries), ending with the earliest of them. 0 or -errno.
+ */
+static int grants_on(struct kept_grants *k, const struct policy *p, __u32 policy_id,
+		     struct fs_compiled *fs)
+{
+	struct fs_compiled with, all;
+	int err;
+
+	if (!k->n)
+		return 0;
+	err = grants_compile_fs(p, k->g, k->n, cli_boottime_ns(), policy_id, &with, &k->until);
+	if (err)
+		return err;
+	err = grants_fs_entries(fs, &with, k->until, true, &all);
+	fs_compiled_free(&with);
+	if (err)
+		return err;
+	fs_compiled_free(fs);
+	*fs = all;
+	return 0;
+}
+
+/* Grants outlive a policy change: said, since whoever replaces a policy may not expect it. */
+static void say_kept(const struct kept_grants *k, const char *path)
+{
+	__u64 now = cli_boottime_ns();
+	size_t live = 0;
+
+	for (size_t i = 0; i < k->n; i++)
+		live += k->g[i].expires_ns > now;
+	if (live)
+		p_warn("attach: %zu live grant%s of %s stay in force on the new policy ('sbx-bpf grants %s' "
+		       "lists them, 'sbx-bpf revoke %s --all' ends them)", live, live == 1 ? "" : "s", path,
+		       path, path);
+}
+
+static void kept_grants_free(struct kept_grants *k)
+{
+	json_decref(k->old);
+	free(k->g);
+}
+
 /* --- the policy -------------------------------------------------------------------- */
 
 /* Step 2: the rules into the maps, under sb->policy_id. 0, or 1 after saying why. */
 static int rules_in(struct sbx_loader *l, const struct policy *p, bool audit, struct sbx_sandbox *sb,
-		    struct fs_compiled *fs, struct net_compiled *net)
+		    struct fs_compiled *fs, struct net_compiled *net, struct kept_grants *kept)
 {
 	char why[256] = "";
 	int err;
@@ -402,6 +493,8 @@ static int rules_in(struct sbx_loader *l, const struct policy *p, bool audit, st
 	err = net_compile(p, sb->policy_id, net, why, sizeof(why));
 	if (!err)
 		err = fs_compile(p, sb->policy_id, fs);
+	if (!err)
+		err = grants_on(kept, p, sb->policy_id, fs);
 	if (!err)
 		err = fs_install(l, fs) ?: net_install(l, net);
 	if (err) {
@@ -418,7 +511,7 @@ static int rules_in(struct sbx_loader *l, const struct policy *p, bool audit, st
 static int switch_to(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb, bool had)
 {
 	int err = had ? loader__replace_sandbox(l, cgid, sb) :
-			loader__add_sandbox(l, cgid, sb->policy_id, sb->flags, sb->any_depth_mask);
+			loader__add_sandbox(l, cgid, sb);
 
 	if (err)
 		p_err("cannot install the policy: %s", strerror(-err));
@@ -427,8 +520,9 @@ static int switch_to(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox 
 
 /*
  * Step 6. Without the record events lose their rule texts, which attach
- * survives as before; limit values to put back are not, since detach
- * could not. 0, or 1 after saying why.
+ * survives as before; limit values to put back and grants are not, since
+ * detach could not put the values back, nor grant see the grants. 0, or 1
+ * after saying why.
  */
 static int record(const struct state_entry *e, const struct policy *p)
 {
@@ -436,11 +530,12 @@ static int record(const struct state_entry *e, const struct policy *p)
 
 	if (!err)
 		return 0;
-	if (!e->nr_restore) {
+	if (!e->nr_restore && !json_array_size(e->grants)) {
 		p_warn("cannot record the policy under %s: events will not name rules", SBX_STATE_DIR);
 		return 0;
 	}
-	p_err("attach: cannot record the old limit values under %s: %s", SBX_STATE_DIR, strerror(-err));
+	p_err("attach: cannot record the %s under %s: %s", e->nr_restore ? "old limit values" : "grants",
+	      SBX_STATE_DIR, strerror(-err));
 	return 1;
 }
 
@@ -466,9 +561,18 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u
 	struct state_entry e = { .cgroup = lc->path, .cgroup_id = cgid, .policy_id = sb.policy_id,
 				 .audit = audit, .limits = lc->want, .nr_limits = lc->nr_want,
 				 .restore = lc->restore };
+	struct kept_grants kept = {};
 	int ret;
 
-	ret = rules_in(l, p, audit, &sb, &fs, &net);
+	if (had)
+		keep_grants(&kept, cgid);
+	ret = rules_in(l, p, audit, &sb, &fs, &net, &kept);
+	/* Even with none left, so that ids stay unique in the cgroup's record. */
+	if (!kept.dropped && json_is_array(json_object_get(kept.old, "grants"))) {
+		e.grants = json_object_get(kept.old, "grants");
+		e.next_grant_id = kept.next_id;
+		e.grants_fs_until_ns = kept.until;
+	}
 	if (!ret && !(ret = limits_in(lc))) {
 		e.nr_restore = lc->nr_restore;
 		ret = switch_to(l, cgid, &sb, had);
@@ -481,6 +585,11 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u
 		loader__purge_policy(l, sb.policy_id);
 	else if (had)	/* the new policy is in force */
 		loader__purge_policy(l, old.policy_id);
+	if (!ret && kept.dropped)
+		loader__purge_dns(l, cgid);
+	if (!ret)
+		say_kept(&kept, lc->path);
+	kept_grants_free(&kept);
 	fs_compiled_free(&fs);
 	net_compiled_free(&net);
 	return ret;
@@ -495,8 +604,8 @@ int do_attach(int argc, char **argv)
 	struct sbx_loader *l = NULL;
 	char path[PATH_MAX];
 	bool is_root = false;
+	int ret, lock = -1;
 	__u64 cgid;
-	int ret;
 
 	ret = parse(argc, argv, &o, 1);
 	if (ret)
@@ -523,10 +632,14 @@ int do_attach(int argc, char **argv)
 		      path, SBX_NEST_MAX - 1);
 		ret = EXIT_USAGE;
 	}
+	if (!ret && (lock = cli_lock_records()) < 0)
+		ret = 1;
 	if (!ret)
 		ret = plan_steps(&lc, cgid, path) ?: check_controllers(&lc);
 	if (!ret)
 		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, cgid, &lc);
+	if (lock >= 0)
+		close(lock);
 	loader__destroy(l);
 	policy_free(&p);
 	return ret;
@@ -565,8 +678,8 @@ int do_detach(int argc, char **argv)
 	struct sbx_loader *l;
 	struct sbx_sandbox sb;
 	char path[PATH_MAX];
+	int ret, lock;
 	__u64 cgid;
-	int ret;
 
 	ret = parse(argc, argv, &o, 1);
 	if (ret)
@@ -577,17 +690,22 @@ int do_detach(int argc, char **argv)
 	l = open_pinned(o.pin_dir);
 	if (!l)
 		return 1;
-	ret = loader__get_sandbox(l, cgid, &sb);
-	if (ret)
+	lock = cli_lock_records();
+	ret = lock < 0 ? 1 : loader__get_sandbox(l, cgid, &sb);
+	if (ret && lock >= 0)
 		p_err("detach: %s has no policy", path);
 	if (!ret)
 		ret = restore_limits(cgid, path);
 	if (!ret && (ret = loader__remove_sandbox(l, cgid)))
 		p_err("detach: %s", strerror(-ret));
 	if (!ret) {
+		/* Grants go too: file grants are entries of the policy, connect grants slots of the cgroup. */
 		loader__purge_policy(l, sb.policy_id);
+		loader__purge_dns(l, cgid);
 		state_remove(SBX_STATE_DIR, cgid);
 	}
+	if (lock >= 0)
+		close(lock);
 	loader__destroy(l);
 	return ret ? 1 : 0;
 }
@@ -609,6 +727,22 @@ static json_t *limits_of(const json_t *st)
 	json_t *lim = json_object_get(st, "limits");
 
 	return json_is_object(lim) ? json_incref(lim) : json_object();
+}
+
+/* Grants in force now (not expired, not lapsed); 0 for a record whose grants cannot be read. */
+static size_t active_grants(const json_t *st)
+{
+	__u64 until, now = cli_boottime_ns();
+	struct grant *g;
+	size_t n, active = 0;
+	__u32 next;
+
+	if (grants_from_record(st, &g, &n, &next, &until))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		active += grant_state(&g[i], now, until) == GRANT_ACTIVE;
+	free(g);
+	return active;
 }
 
 int do_list(int argc, char **argv)
@@ -643,14 +777,15 @@ int do_list(int argc, char **argv)
 		prev = cgid;
 		format_limits(st, lims, sizeof(lims));
 		if (cli.json)
-			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o}",
+			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I}",
 							     "cgroup", cg, "cgroup_id", (json_int_t)cgid,
 							     "policy_id", (int)sb.policy_id, "policy", name,
 							     "policy_hash", hash, "mode", mode,
-							     "limits", limits_of(st)));
+							     "limits", limits_of(st),
+							     "active_grants", (json_int_t)active_grants(st)));
 		else
-			printf("%s\t%s\t%s\t%s\t%s\n", cg ? cg : "?", name ? name : "?", hash ? hash : "?",
-			       mode, lims);
+			printf("%s\t%s\t%s\t%s\t%s\tgrants=%zu\n", cg ? cg : "?", name ? name : "?",
+			       hash ? hash : "?", mode, lims, active_grants(st));
 		json_decref(st);
 	}
 	if (cli.json)

@@ -30,6 +30,13 @@ int cli_common_opt(int c);
  * and its real path into @path; 0 after saying why not (attach.c).
  */
 __u64 cli_cgroup_id(const char *arg, char *path, size_t sz);
+struct sbx_loader;
+/* The pinned set at @dir (NULL: /sys/fs/bpf/sbx); NULL after saying why not (attach.c). */
+struct sbx_loader *cli_open_pinned(const char *dir);
+/* state_lock() on the records; the descriptor to close, or -1 after saying why (attach.c). */
+int cli_lock_records(void);
+/* CLOCK_BOOTTIME in ns: the clock grants expire by in the kernel (grant.c). */
+__u64 cli_boottime_ns(void);
 
 int do_run(int argc, char **argv);
 int do_doctor(int argc, char **argv);
@@ -45,5 +52,8 @@ int do_detach(int argc, char **argv);
 int do_list(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_events(int argc, char **argv);
+int do_grant(int argc, char **argv);
+int do_revoke(int argc, char **argv);
+int do_grants(int argc, char **argv);
 
 #endif

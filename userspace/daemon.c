@@ -37,7 +37,7 @@
 #include "sinks.h"
 #include "version.h"
 
-#define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
+#define PIN_DIR_DEFAULT	SBX_PIN_DIR
 #define DAEMON_LOCK	"/run/sbx-bpf/daemon.pid"	/* flock()ed while a daemon runs; holds its pid */
 
 struct daemon_opts {

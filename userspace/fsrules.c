@@ -192,6 +192,116 @@ int fs_compile(const struct policy *p, __u32 policy_id, struct fs_compiled *out)
 	return 0;
 }
 
+/* Grants: the extra rules' own entries override the policy's at the same key; see fsrules.h. */
+static void rule_grant(struct sbx_fs_rule *into, const struct sbx_fs_rule *add)
+{
+	if (add->flags & SBX_FS_ALLOW_READ)
+		into->flags &= ~SBX_FS_DENY_READ;
+	if ((add->flags & SBX_FS_ALLOW_WRITE) && !(into->flags & SBX_FS_MANDATORY))
+		into->flags &= ~SBX_FS_DENY_WRITE;
+	fs_rule_merge(into, add);
+}
+
+static int compile_extra(const struct fs_extra_rule *extra, size_t n, __u32 policy_id,
+			 struct fs_compiled *out)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < n && !err; i++) {
+		struct policy_rule r = { .kind = extra[i].kind, .scope = RULE_ABSOLUTE,
+					 .path = (char *)extra[i].path };
+
+		if (r.kind != RULE_ALLOW_READ && r.kind != RULE_ALLOW_WRITE)
+			err = -EINVAL;
+		else
+			err = push_rule(out, &cap, policy_id, &r, extra[i].id);
+	}
+	if (!err) {
+		qsort(out->entries, out->nr, sizeof(*out->entries), key_cmp);
+		merge_equal_keys(out);
+	}
+	return err;
+}
+
+int fs_compile_extra(const struct policy *p, const struct fs_extra_rule *extra, size_t n,
+		     __u32 policy_id, struct fs_compiled *out)
+{
+	struct fs_compiled x;
+	size_t cap, nr;
+	int err;
+
+	err = fs_compile(p, policy_id, out);
+	if (err)
+		return err;
+	err = compile_extra(extra, n, policy_id, &x);
+	cap = nr = out->nr;
+	for (size_t i = 0; i < x.nr && !err; i++) {
+		struct fs_entry *e = bsearch(&x.entries[i], out->entries, nr, sizeof(*e), key_cmp);
+
+		if (e)
+			rule_grant(&e->rule, &x.entries[i].rule);
+		else
+			err = push(out, &cap, x.entries[i].key, x.entries[i].rule);
+	}
+	fs_compiled_free(&x);
+	if (err) {
+		fs_compiled_free(out);
+		return err;
+	}
+	qsort(out->entries, out->nr, sizeof(*out->entries), key_cmp);
+	return 0;
+}
+
+const struct fs_entry *fs_compiled_find(const struct fs_compiled *c, const struct sbx_fs_key *key)
+{
+	struct fs_entry probe = { .key = *key };
+
+	return c->nr ? bsearch(&probe, c->entries, c->nr, sizeof(probe), key_cmp) : NULL;
+}
+
+bool fs_rule_same(const struct sbx_fs_rule *a, const struct sbx_fs_rule *b)
+{
+	return a->read_rule == b->read_rule && a->write_rule == b->write_rule &&
+	       a->guard_rule == b->guard_rule && a->unix_rule == b->unix_rule && a->flags == b->flags;
+}
+
+struct sbx_fs_rule fs_rule_base(const struct sbx_fs_rule *r)
+{
+	return (struct sbx_fs_rule){ .read_rule = r->base_read_rule, .write_rule = r->base_write_rule,
+				     .guard_rule = r->base_guard_rule, .unix_rule = r->base_unix_rule,
+				     .flags = r->base_flags };
+}
+
+int fs_read_policy(struct sbx_loader *l, __u32 policy_id, struct fs_compiled *out)
+{
+	struct sbx_fs_key key, next;
+	struct sbx_fs_rule rule;
+	size_t cap = 0;
+	bool first = true;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (!err && !loader__next_fs_key(l, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (key.policy_id != policy_id)
+			continue;
+		err = loader__get_fs_rule(l, &key, &rule);
+		if (err == -ENOENT)	/* deleted since the walk found it */
+			err = 0;
+		else if (!err)
+			err = push(out, &cap, key, rule);
+	}
+	if (err) {
+		fs_compiled_free(out);
+		return err;
+	}
+	qsort(out->entries, out->nr, sizeof(*out->entries), key_cmp);
+	return 0;
+}
+
 void fs_compiled_free(struct fs_compiled *c)
 {
 	free(c->entries);

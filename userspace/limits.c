@@ -239,8 +239,7 @@ static int parse_pids(struct sbx_limits *l, const struct limit_def *d, const cha
 	return 0;
 }
 
-/* "1h30m", "90", "500ms", "2d 4h": the total in ms, or -EINVAL/-ERANGE. */
-static int parse_duration(const char *s, long long *ms)
+int limits_parse_duration(const char *s, long long *ms)
 {
 	static const struct { const char *unit; long long ms; } units[] = {
 		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "d", 86400000 },
@@ -285,7 +284,7 @@ static int parse_timeout(struct sbx_limits *l, const struct limit_def *d, const 
 			 const char *value, char *err, size_t errsz)
 {
 	long long ms;
-	int r = parse_duration(value, &ms);
+	int r = limits_parse_duration(value, &ms);
 
 	(void)d;
 	if (r == -ERANGE)

@@ -180,6 +180,16 @@ int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key)
 	return 0;
 }
 
+int loader__get_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key, struct sbx_fs_rule *rule)
+{
+	return bpf_map_lookup_elem(l->fd[M_FS_RULES], key, rule) ? -errno : 0;
+}
+
+int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, struct sbx_fs_key *key)
+{
+	return bpf_map_get_next_key(l->fd[M_FS_RULES], prev, key) ? -errno : 0;
+}
+
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
 {
 	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_NOEXIST))
@@ -366,6 +376,16 @@ int loader__dns_update(struct sbx_loader *l, const struct sbx_dns_key *k,
 int loader__dns_delete(struct sbx_loader *l, const struct sbx_dns_key *k)
 {
 	return map_del(l->fd[M_DNS_ALLOW], k);
+}
+
+int loader__dns_lookup(struct sbx_loader *l, const struct sbx_dns_key *k, struct sbx_dns_entry *e)
+{
+	return bpf_map_lookup_elem(l->fd[M_DNS_ALLOW], k, e) ? -errno : 0;
+}
+
+int loader__next_dns_key(struct sbx_loader *l, const struct sbx_dns_key *prev, struct sbx_dns_key *k)
+{
+	return bpf_map_get_next_key(l->fd[M_DNS_ALLOW], prev, k) ? -errno : 0;
 }
 
 int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *out)
@@ -626,8 +646,8 @@ int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, s
 	return loader__get_sandbox(l, *cgid, sb);
 }
 
-/* Delete every key of @fd whose policy id (at @off in the key) is @policy_id. */
-static int purge(int fd, size_t key_size, size_t off, __u32 policy_id)
+/* Delete every key of @fd whose bytes at @off are @id (a policy id, a cgroup id). */
+static int purge(int fd, size_t key_size, size_t off, const void *id, size_t id_len)
 {
 	char key[64], next[64];
 	char (*doomed)[64] = NULL;
@@ -638,7 +658,7 @@ static int purge(int fd, size_t key_size, size_t off, __u32 policy_id)
 	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
 		first = false;
 		memcpy(key, next, key_size);
-		if (memcmp(key + off, &policy_id, sizeof(policy_id)))
+		if (memcmp(key + off, id, id_len))
 			continue;
 		if (n == cap) {
 			void *p = realloc(doomed, (cap = cap ? cap * 2 : 64) * sizeof(*doomed));
@@ -662,11 +682,17 @@ static int purge(int fd, size_t key_size, size_t off, __u32 policy_id)
 int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)
 {
 	int err = purge(l->fd[M_FS_RULES], sizeof(struct sbx_fs_key),
-			offsetof(struct sbx_fs_key, policy_id), policy_id);
+			offsetof(struct sbx_fs_key, policy_id), &policy_id, sizeof(policy_id));
 	int err2 = purge(l->fd[M_NET_RULES], sizeof(struct sbx_net_key),
-			 offsetof(struct sbx_net_key, policy_id), policy_id);
+			 offsetof(struct sbx_net_key, policy_id), &policy_id, sizeof(policy_id));
 
 	return err ?: err2;
+}
+
+int loader__purge_dns(struct sbx_loader *l, __u64 cgid)
+{
+	return purge(l->fd[M_DNS_ALLOW], sizeof(struct sbx_dns_key),
+		     offsetof(struct sbx_dns_key, sandbox_cgid), &cgid, sizeof(cgid));
 }
 
 /* Entries in use and capacity of one map, for `status`. Counting walks the keys. */

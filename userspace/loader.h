@@ -20,6 +20,9 @@ void loader__destroy(struct sbx_loader *l);
 int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
 			const struct sbx_fs_rule *rule);
 int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key);
+/* Read one fs_rules entry (-ENOENT: none); walk the keys (NULL: the first; -ENOENT past the last). */
+int loader__get_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key, struct sbx_fs_rule *rule);
+int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, struct sbx_fs_key *key);
 /* Put cgroup @cgid under @policy_id. Rules go in first, so no open slips by. */
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
@@ -60,6 +63,9 @@ int loader__delete_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k)
 int loader__dns_update(struct sbx_loader *l, const struct sbx_dns_key *k,
 		       const struct sbx_dns_entry *e);
 int loader__dns_delete(struct sbx_loader *l, const struct sbx_dns_key *k);
+/* Read one dns_allow entry (-ENOENT: none); walk the keys as loader__next_fs_key. */
+int loader__dns_lookup(struct sbx_loader *l, const struct sbx_dns_key *k, struct sbx_dns_entry *e);
+int loader__next_dns_key(struct sbx_loader *l, const struct sbx_dns_key *prev, struct sbx_dns_key *k);
 int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *out);
 /*
  * Attach the DNS steering programs to the cgroup open at @cgroup_fd: its
@@ -78,6 +84,8 @@ int loader__steer_dns(struct sbx_loader *l, int cgroup_fd);
  * none): the same calls then work on it, nothing is loaded or attached.
  * loader__unpin removes the set: enforcement ends with the last user.
  */
+/* Where the daemon pins the programs, and where `run` and `attach` look for them. */
+#define SBX_PIN_DIR	"/sys/fs/bpf/sbx"
 int loader__pin(struct sbx_loader *l, const char *dir);
 struct sbx_loader *loader__open_pinned(const char *dir);
 int loader__unpin(const char *dir);
@@ -91,6 +99,8 @@ int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_s
 int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb);
 /* Remove every fs and net rule of @policy_id. */
 int loader__purge_policy(struct sbx_loader *l, __u32 policy_id);
+/* Remove every dns_allow entry of the sandbox @cgid (its connect grants, its resolver's answers). */
+int loader__purge_dns(struct sbx_loader *l, __u64 cgid);
 
 /* How full the maps are (status). */
 enum loader_fill { LOADER_FILL_SANDBOXES, LOADER_FILL_FS_RULES, LOADER_FILL_NET_RULES, LOADER_FILL_DNS };

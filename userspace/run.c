@@ -26,6 +26,8 @@
 #include "cli.h"
 #include "dns.h"
 #include "events.h"
+#include "evsock.h"
+#include "sbxstate.h"
 #include "fsrules.h"
 #include "netrules.h"
 #include "sbx_limits.h"
@@ -33,7 +35,13 @@
 #include "policy.h"
 #include "util.h"
 
-#define POLICY_ID 1	/* one policy per loaded program set, until programs are shared */
+/*
+ * The policy id of a sandbox in programs this run loaded itself (it is
+ * their only one). With the daemon's pinned programs, the id comes from
+ * the shared counter (loader__new_policy_id) and the rules are compiled
+ * again under it.
+ */
+#define POLICY_ID 1
 
 /* A rule from a flag, added to the policy once it is loaded, in command-line order. */
 struct run_flag_rule {
@@ -65,6 +73,17 @@ struct run_dns {
 	struct sbx_loader *l;
 	const struct policy *policy;
 	struct event_sink *sink;
+	__u16 port4, port6;		/* where it listens: the sandbox entry carries them */
+};
+
+/*
+ * This sandbox's events when the daemon's pinned programs enforce it: the
+ * daemon reads the ring buffer, and sends them on over its socket.
+ */
+struct run_feed {
+	int fd;				/* -1: no daemon to ask */
+	size_t len;
+	char buf[2 * SBX_PATH_MAX + 4096];
 };
 
 /* Exit codes for what happened to the tree as a whole (documented in --help). */
@@ -524,7 +543,9 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 	err = dns_open(&d->r, &cfg);
 	if (!err) {
 		dns_ports(d->r, &port4, &port6);
-		err = loader__steer_dns(d->l, cg->fd, port4, port6);
+		d->port4 = port4;
+		d->port6 = port6;
+		err = loader__steer_dns(d->l, cg->fd);
 	}
 	if (!err) {
 		d->sink->domain_name = dns_name_cb;
@@ -543,13 +564,114 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 	return 0;
 }
 
+/*
+ * The daemon's pinned programs when there are some of this build (starting
+ * the sandbox then loads nothing), else programs of our own. NULL after
+ * saying why.
+ */
+static struct sbx_loader *open_programs(bool *pinned)
+{
+	struct sbx_loader *l = loader__open_pinned(SBX_PIN_DIR);
+
+	*pinned = l != NULL;
+	if (l)
+		return l;
+	if (errno == ESTALE)
+		p_warn("the programs pinned at %s are from another build of sbx-bpf: loading this one's",
+		       SBX_PIN_DIR);
+	l = loader__open_and_attach();
+	if (!l)
+		p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
+	return l;
+}
+
+/*
+ * Ask the daemon for this cgroup's events. With a backlog: the daemon may
+ * read the request after the first events, which it keeps meanwhile.
+ */
+static void feed_open(struct run_feed *f, __u64 cgid)
+{
+	json_t *req = json_pack("{s:s, s:I, s:i}", "cmd", "follow", "cgroup", (json_int_t)cgid,
+				"backlog", 1024);
+
+	f->len = 0;
+	f->fd = req ? evsock_connect(EVSOCK_PATH, req, 1000) : -ENOMEM;
+	json_decref(req);
+	if (f->fd >= 0)
+		return;
+	p_warn("no sbx-bpf daemon answers at %s (%s): this sandbox's events wait in the ring buffer for one",
+	       EVSOCK_PATH, strerror(-f->fd));
+	f->fd = -1;
+}
+
+static void feed_line(const char *line, size_t len, struct event_sink *sink)
+{
+	json_t *j = json_loadb(line, len, 0, NULL);
+	char text[2 * SBX_PATH_MAX + 512];
+
+	if (!j)
+		return;
+	if (json_is_string(json_object_get(j, "error"))) {
+		p_warn("the daemon refused the event stream: %s", json_string_value(json_object_get(j, "error")));
+	} else {
+		if (json_is_null(json_object_get(j, "sandbox")) && sink->sandbox)
+			json_object_set_new(j, "sandbox", json_string(sink->sandbox));	/* the daemon has no name for it */
+		if (sink->human && event_json_format_human(j, text, sizeof(text)) >= 0)
+			fprintf(sink->human, "%s\n", text);
+		if (sink->json) {
+			json_dumpf(j, sink->json, JSON_COMPACT);
+			fputc('\n', sink->json);
+			fflush(sink->json);
+		}
+		sink->received++;
+	}
+	json_decref(j);
+}
+
+/* What the daemon sent; a closed stream is said once and not read again. */
+static void feed_read(struct run_feed *f, struct event_sink *sink)
+{
+	ssize_t n = read(f->fd, f->buf + f->len, sizeof(f->buf) - f->len);
+	char *start = f->buf, *nl;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		p_warn("the daemon closed the event stream: this sandbox's events go to its outputs only");
+		close(f->fd);
+		f->fd = -1;
+		return;
+	}
+	f->len += n;
+	while ((nl = memchr(start, '\n', f->buf + f->len - start))) {
+		feed_line(start, nl - start, sink);
+		start = nl + 1;
+	}
+	f->len -= start - f->buf;
+	memmove(f->buf, start, f->len);
+	if (f->len == sizeof(f->buf))
+		f->len = 0;	/* a line longer than any event: dropped */
+}
+
+/* The last events reach the daemon after the command's end: take them for a moment. */
+static void feed_drain(struct run_feed *f, struct event_sink *sink)
+{
+	struct pollfd p = { .fd = f->fd, .events = POLLIN };
+
+	while (f->fd >= 0 && poll(&p, 1, 300) > 0)
+		feed_read(f, sink);
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
 /* Wait for the child while relaying signals and events. Returns its wait status. */
-static int supervise(pid_t child, struct ring_buffer *rb, int sfd, struct tree_watch *tw,
-		     const struct sbx_cgroup *cg, struct event_sink *sink, const struct run_opts *o,
-		     struct dns_resolver *dns)
+static int supervise(pid_t child, struct ring_buffer *rb, struct run_feed *feed, int sfd,
+		     struct tree_watch *tw, const struct sbx_cgroup *cg, struct event_sink *sink,
+		     const struct run_opts *o, struct dns_resolver *dns)
 {
 	struct pollfd fds[4 + DNS_POLLFDS_MAX] = {
-		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+		{ .fd = rb ? ring_buffer__epoll_fd(rb) : feed->fd, .events = POLLIN },
 		{ .fd = sfd, .events = POLLIN },
 		{ .fd = tw->ifd, .events = POLLIN },
 		{ .fd = tw->tfd, .events = POLLIN },
@@ -562,10 +684,15 @@ static int supervise(pid_t child, struct ring_buffer *rb, int sfd, struct tree_w
 		timeout = dns ? dns_next_timeout(dns) : -1;
 		if (timeout < 0 || timeout > 1000)
 			timeout = 1000;
+		fds[0].fd = rb ? fds[0].fd : feed->fd;	/* -1 once the daemon went: not polled */
 		if (poll(fds, 4 + ndns, timeout) < 0 && errno != EINTR)
 			break;
-		ring_buffer__consume(rb);
-		events_tick(sink);
+		if (rb) {
+			ring_buffer__consume(rb);
+			events_tick(sink);
+		} else if (fds[0].revents) {
+			feed_read(feed, sink);
+		}
 		if (dns) {
 			dns_handle(dns, fds + 4, ndns);
 			dns_tick(dns);
@@ -612,6 +739,19 @@ static int run_status(int status, const struct tree_watch *tw, struct event_sink
 }
 
 
+/* The network rules again, under the policy id the pinned programs gave us. 0 or 1 after saying why. */
+static int recompile_net(struct run_opts *o, __u32 policy_id)
+{
+	char error[512] = "";
+	int err;
+
+	net_compiled_free(&o->net);
+	err = net_compile(&o->policy, policy_id, &o->net, error, sizeof(error));
+	if (err)
+		p_err("%s", error[0] ? error : strerror(-err));
+	return err ? 1 : 0;
+}
+
 int do_run(int argc, char **argv)
 {
 	struct run_opts o = {};
@@ -625,8 +765,10 @@ int do_run(int argc, char **argv)
 	struct fs_compiled rules = {};
 	struct tree_watch tw = { .ifd = -1, .tfd = -1 };
 	struct run_dns dns = { .sink = &sink, .policy = &o.policy };
-	bool registered = false, installed = false, net_installed = false;
-	__u32 sb_flags;
+	static struct run_feed feed = { .fd = -1 };
+	bool registered = false, installed = false, net_installed = false, pinned = false, recorded = false;
+	struct sbx_sandbox sb = {};
+	__u32 sb_flags, policy_id = POLICY_ID;
 	unsigned ctrl = 0;
 	__u64 lost = 0;
 	pid_t child;
@@ -654,10 +796,15 @@ int do_run(int argc, char **argv)
 		}
 	}
 
-	l = loader__open_and_attach();
-	if (!l) {
-		p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
+	l = open_programs(&pinned);
+	if (!l)
 		goto out;
+	if (pinned) {
+		policy_id = loader__new_policy_id(l);
+		ret = recompile_net(&o, policy_id);
+		if (ret)
+			goto out;
+		ret = 1;
 	}
 	err = cgroup_create(o.name, ctrl, &cg);
 	if (!err) {
@@ -675,10 +822,11 @@ int do_run(int argc, char **argv)
 			      err == -ENOTSUP ? " (cgroup v2 is not the unified hierarchy; run 'sbx-bpf doctor')" : "");
 		goto out;
 	}
-	if (cg.root_fd >= 0 && loader__set_scope(l, cg.root_fd))
+	/* The daemon's programs serve attached cgroups anywhere: their scope is not ours to narrow. */
+	if (!pinned && cg.root_fd >= 0 && loader__set_scope(l, cg.root_fd))
 		p_warn("cannot limit the hooks to %s/..: every task pays a lookup per cgroup level",
 		       SBX_CGROUP_ROOT_NAME);
-	err = fs_compile(&o.policy, POLICY_ID, &rules);
+	err = fs_compile(&o.policy, policy_id, &rules);
 	if (!err)
 		err = fs_install(l, &rules);
 	if (err) {
@@ -696,21 +844,31 @@ int do_run(int argc, char **argv)
 	dns.l = l;
 	if (start_dns(&dns, &o, &cg, &sb_flags))
 		goto out;
-	err = loader__add_sandbox(l, cg.id, POLICY_ID, sb_flags, rules.any_depth_mask);
+	sb = (struct sbx_sandbox){ .policy_id = policy_id, .flags = sb_flags,
+				   .any_depth_mask = rules.any_depth_mask,
+				   .dns_port4 = dns.port4, .dns_port6 = dns.port6 };
+	if (pinned)	/* before the sandbox exists: the daemon names its rules from the first event */
+		recorded = !state_write(SBX_STATE_DIR, &(struct state_entry){ .cgroup = cg.path,
+					.cgroup_id = cg.id, .policy_id = policy_id, .audit = o.audit }, &o.policy);
+	err = loader__add_sandbox(l, cg.id, &sb);
 	if (err) {
 		p_err("cannot register the sandbox: %s", strerror(-err));
 		goto out;
 	}
 	registered = true;
-	rb = events_open(loader__events_fd(l), &sink);
-	if (!rb) {
-		p_err("cannot open the event ring buffer: %s", strerror(errno));
-		goto out;
+	if (pinned) {
+		feed_open(&feed, cg.id);
+	} else {
+		rb = events_open(loader__events_fd(l), &sink);
+		if (!rb) {
+			p_err("cannot open the event ring buffer: %s", strerror(errno));
+			goto out;
+		}
+		err = events_sweep_open(&sink, l);
+		if (err)
+			p_warn("cannot map the coalescing slots (%s): repeated violations are only counted",
+			       strerror(-err));
 	}
-	err = events_sweep_open(&sink, l);
-	if (err)
-		p_warn("cannot map the coalescing slots (%s): repeated violations are only counted",
-		       strerror(-err));
 
 	/* Signals arrive through signalfd; the child gets them unblocked. */
 	sigemptyset(&mask);
@@ -731,7 +889,7 @@ int do_run(int argc, char **argv)
 		ret = 127;
 		goto out;
 	}
-	status = supervise(child, rb, sfd, &tw, &cg, &sink, &o, dns.r);
+	status = supervise(child, rb, &feed, sfd, &tw, &cg, &sink, &o, dns.r);
 	watch_check(&tw, &cg, &sink);	/* what happened just before the end */
 	ret = run_status(status, &tw, &sink);
 out:
@@ -749,9 +907,12 @@ out:
 		events_sweep_close(&sink);
 		ring_buffer__free(rb);
 	}
+	if (feed.fd >= 0)
+		feed_drain(&feed, &sink);
 	if (registered) {
 		loader__remove_sandbox(l, cg.id);
-		if (!loader__stat(l, SBX_STAT_EVENTS_LOST, &lost) && lost)
+		/* The pinned counters are every sandbox's: only our own programs' are ours to report. */
+		if (!pinned && !loader__stat(l, SBX_STAT_EVENTS_LOST, &lost) && lost)
 			p_warn("%llu events lost: the ring buffer was full (verdicts were applied)",
 			       (unsigned long long)lost);
 	}
@@ -759,7 +920,11 @@ out:
 		fs_uninstall(l, &rules);
 	if (net_installed)
 		net_uninstall(l, &o.net);
+	if (recorded)
+		state_remove(SBX_STATE_DIR, cg.id);
 	dns_close(dns.r);
+	if (pinned && registered)
+		loader__purge_dns(l, cg.id);	/* the shared map keeps nothing of a sandbox that went */
 	net_compiled_free(&o.net);
 	fs_compiled_free(&rules);
 	free(o.flag_rules);

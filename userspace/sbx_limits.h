@@ -64,6 +64,12 @@ int limits_parse(struct sbx_limits *l, const char *name, const char *value, cons
 		 char *err, size_t errsz);
 /* "512", "64M", "1.5G": bytes, K/M/G/T base 1024, as memory limits read. 0, -EINVAL or -ERANGE. */
 int limits_parse_bytes(const char *s, long long *out);
+/*
+ * "1h30m", "90" (seconds), "500ms", "2d 4h": units ms, s, m, h, d. The total
+ * in ms; -EINVAL for anything else, -ERANGE past LLONG_MAX ms. 0 is accepted:
+ * callers say what a zero means for them.
+ */
+int limits_parse_duration(const char *s, long long *ms);
 /* The flag names limits_set() takes, in order; NULL past the last (for option tables). */
 const char *limits_flag_name(size_t i);
 /* The control files limits_writes() writes, in its order; NULL past the last. */

@@ -4,9 +4,11 @@
  * cgroup under the state directory (/run/sbx-bpf/sandboxes/CGID.json):
  * the policy's name, a hash of what it compiled to, the mode, the text of
  * every rule by id, the limit files attach wrote ("limits") and what they
- * held before sbx-bpf first wrote them ("limits_restore"). `list` shows
- * it; the daemon, which never saw the policy file, names the rule of each
- * event from it; `detach` puts the old limit values back from it.
+ * held before sbx-bpf first wrote them ("limits_restore"), the file rules
+ * as compiled ("fs"), and the cgroup's live grants ("grants", see
+ * grants.h). `list` shows it; the daemon, which never saw the policy file,
+ * names the rule of each event from it; `detach` puts the old limit values
+ * back from it; `grant` compiles the policy's file rules again from it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "policy.h"
@@ -70,18 +73,43 @@ static int mkdir_p(const char *dir)
 	return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
 }
 
+/*
+ * The file rules as compiled, by rule id: what `grant` compiles again to
+ * know the policy's own value of every key, without the policy file (which
+ * may have changed or gone since, or was a preset), $HOME, the working
+ * directory or symlinks as they were then.
+ */
+static json_t *fs_rules_json(const struct policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < p->nr_rules; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "kind", rule_kind_name(p->rules[i].kind),
+						   "scope", rule_scope_name(p->rules[i].scope),
+						   "path", p->rules[i].path));
+	return a;
+}
+
+/* A re-attach keeps the cgroup's grants (re-installed on the new policy id). */
+static int keep_grants(json_t *o, const struct state_entry *e)
+{
+	if (!e->grants)
+		return 0;
+	if (json_object_set_new(o, "grants", json_deep_copy(e->grants)) ||
+	    json_object_set_new(o, "next_grant_id", json_integer(e->next_grant_id)) ||
+	    json_object_set_new(o, "grants_fs_until_ns", json_integer((json_int_t)e->grants_fs_until_ns)))
+		return -ENOMEM;
+	return 0;
+}
+
 int state_write(const char *dir, const struct state_entry *e, const struct policy *p)
 {
-	char path[PATH_MAX], tmp[PATH_MAX], hash[17];
+	char hash[17];
 	json_t *o;
 	int err;
 
-	err = mkdir_p(dir) ?: state_path(dir, e->cgroup_id, "", path, sizeof(path)) ?:
-	      state_path(dir, e->cgroup_id, ".tmp", tmp, sizeof(tmp));
-	if (err)
-		return err;
 	policy_hash(p, hash, sizeof(hash));
-	o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o}",
+	o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
 		      "cgroup", e->cgroup, "cgroup_id", (json_int_t)e->cgroup_id,
 		      "policy_id", (int)e->policy_id, "policy", p->name ? p->name : "",
 		      "policy_hash", hash, "mode", e->audit ? "audit" : "enforce",
@@ -89,18 +117,52 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 		      "rules", texts(p->nr_rules, fs_text, p),
 		      "net_rules", texts(p->net.nr_rules, net_text, p),
 		      "domains", texts(p->net.nr_domains, dom_text, p),
+		      "fs", fs_rules_json(p),
 		      "limits", state_limits_json(e->limits, e->nr_limits),
 		      "limits_restore", state_limits_json(e->restore, e->nr_restore));
 	if (!o)
 		return -ENOMEM;
-	/* Whole or not at all: readers never see half a file. */
-	err = json_dump_file(o, tmp, JSON_COMPACT) ? -EIO : 0;
+	err = keep_grants(o, e) ?: state_write_record(dir, e->cgroup_id, o);
 	json_decref(o);
+	return err;
+}
+
+int state_write_record(const char *dir, __u64 cgid, const json_t *record)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	int err;
+
+	err = mkdir_p(dir) ?: state_path(dir, cgid, "", path, sizeof(path)) ?:
+	      state_path(dir, cgid, ".tmp", tmp, sizeof(tmp));
+	if (err)
+		return err;
+	/* Whole or not at all: readers never see half a file. */
+	err = json_dump_file(record, tmp, JSON_COMPACT) ? -EIO : 0;
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err)
 		unlink(tmp);
 	return err;
+}
+
+int state_lock(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd, err = mkdir_p(dir);
+
+	if (err)
+		return err;
+	if ((size_t)snprintf(path, sizeof(path), "%s/.lock", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 int state_remove(const char *dir, __u64 cgid)
@@ -122,6 +184,18 @@ json_t *state_read(const char *dir, __u64 cgid)
 	return json_load_file(path, 0, NULL);
 }
 
+/* Grant ids are not indices: grants come and go. The text was made when the grant was. */
+static const char *grant_text(const json_t *st, __u32 id)
+{
+	const json_t *g;
+	size_t i;
+
+	json_array_foreach(json_object_get(st, "grants"), i, g)
+		if (json_integer_value(json_object_get(g, "id")) == (json_int_t)id)
+			return json_string_value(json_object_get(g, "text"));
+	return NULL;
+}
+
 const char *state_rule_text(const json_t *st, __u32 rule_id)
 {
 	const char *list = "rules";
@@ -132,6 +206,7 @@ const char *state_rule_text(const json_t *st, __u32 rule_id)
 	switch (rule_id & SBX_RULE_BASE_MASK) {
 	case SBX_RULE_NET_BASE: list = "net_rules"; break;
 	case SBX_RULE_DOMAIN_BASE: list = "domains"; break;
+	case SBX_RULE_GRANT_BASE: return grant_text(st, i);
 	case 0: i = rule_id; break;
 	default: return NULL;
 	}

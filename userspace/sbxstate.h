@@ -27,14 +27,26 @@ struct state_entry {
 	size_t nr_limits;
 	const struct limit_write *restore;	/* what they held before sbx-bpf: detach writes it back */
 	size_t nr_restore;
+	/* A re-attach: the grants kept (the old record's "grants"), or NULL. */
+	const json_t *grants;
+	__u32 next_grant_id;
+	__u64 grants_fs_until_ns;	/* the expiry the file grants' entries got (grants.h) */
 };
 
 /* Record @e with @p's name, hash and rule texts (replacing an earlier record). 0 or -errno. */
 int state_write(const char *dir, const struct state_entry *e, const struct policy *p);
+/* Replace the record of @cgid by @record as a whole (rename). 0 or -errno. */
+int state_write_record(const char *dir, __u64 cgid, const json_t *record);
+/*
+ * Take the lock every command that rewrites records holds (attach, detach,
+ * grant, revoke), so two never read-modify-write one record at once. The
+ * descriptor to close, or -errno.
+ */
+int state_lock(const char *dir);
 int state_remove(const char *dir, __u64 cgid);
 /* The record of @cgid (caller owns it), or NULL. */
 json_t *state_read(const char *dir, __u64 cgid);
-/* The text of @rule_id in a record, or NULL (built-in ids, unknown ids). */
+/* The text of @rule_id in a record (a policy rule, a grant), or NULL (built-in ids, unknown ids). */
 const char *state_rule_text(const json_t *st, __u32 rule_id);
 /*
  * The limit writes under @key ("limits" or "limits_restore") of a record,

@@ -44,6 +44,9 @@
  *   sbx-probe unix-connect PATH [stream|dgram]   "@NAME": abstract
  *   sbx-probe unix-bind PATH        "@NAME": abstract
  *
+ * BPF:
+ *   sbx-probe bpf-progs             how many BPF programs the kernel holds
+ *
  * Prints "OK" or the errno name (e.g. "EACCES"); exit 0 on success, 1 on a
  * refused call, 2 on bad usage.
  */
@@ -70,6 +73,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
+#include <linux/bpf.h>
 #include <stddef.h>
 
 static const char *errno_name(int e)
@@ -411,6 +415,26 @@ static int do_forks(const char *n_arg)
 	return report(err ? -1 : 0);
 }
 
+/* How many BPF programs the kernel holds (BPF_PROG_GET_NEXT_ID): loading any shows here. */
+static int do_bpf_progs(void)
+{
+	union bpf_attr attr;
+	unsigned int n = 0, id = 0;
+
+	for (;;) {
+		memset(&attr, 0, sizeof(attr));
+		attr.start_id = id;
+		if (syscall(SYS_bpf, BPF_PROG_GET_NEXT_ID, &attr, sizeof(attr)))
+			break;
+		id = attr.next_id;
+		n++;
+	}
+	if (errno != ENOENT)
+		return report(-1);
+	printf("%u\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *op = argc > 1 ? argv[1] : "";
@@ -421,6 +445,8 @@ int main(int argc, char **argv)
 		printf("%d\n", (int)getpid());
 		return 0;
 	}
+	if (!strcmp(op, "bpf-progs") && argc == 2)
+		return do_bpf_progs();
 	if (!a)
 		goto usage;
 	if (!strcmp(op, "open"))

@@ -1,0 +1,81 @@
+# `run` on the daemon's pinned programs: starting a sandbox loads no BPF
+# program, policies of concurrent runs stay apart (policy ids from the
+# shared counter), each run's resolver gets its sandbox's DNS (ports in the
+# sandbox entry), events come back through the daemon's socket, and a run
+# that ends leaves nothing in the shared maps.
+. /sbx/tests/e2e/lib.sh
+cd "$W"
+
+mkdir -p data
+echo a >data/a
+echo b >data/b
+
+dnsmasq --no-resolv --no-hosts --listen-address=127.0.0.1 --bind-interfaces --port=53 \
+	--pid-file="$W/dnsmasq.pid" --host-record=one.test,127.0.0.2,60 \
+	--host-record=two.test,127.0.0.3,60 || fail setup/dnsmasq "dnsmasq did not start"
+cp /etc/resolv.conf "$W/resolv.conf.orig" 2>/dev/null
+echo "nameserver 10.9.9.9" >/etc/resolv.conf
+export SBX_DNS_UPSTREAM=127.0.0.1:53
+python3 -m http.server --bind :: --directory "$W/data" 8080 >/dev/null 2>&1 &
+HTTP=$!
+for i in $(seq 50); do sbx-probe connect 127.0.0.2 8080 >/dev/null 2>&1 && break; sleep 0.2; done
+
+sbx-bpf daemon --events "$W/daemon.json" 2>"$W/d.err" &
+D=$!
+wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d.err")"
+progs=$(sbx-probe bpf-progs)
+
+# One run: enforced, no program loaded, events through the daemon.
+sbx-bpf run --name pin-a --deny-read "$W/data/a" --events "$W/a.json" -- \
+	sh -c "sleep 2; sbx-probe open $W/data/a; sbx-probe open $W/data/b" >"$W/a.out" 2>"$W/a.err" &
+A=$!
+sleep 1
+check no-load/programs "$(sbx-probe bpf-progs)" "$progs"
+check list/shows-run "$(sbx-bpf list --json | jq -r '[.[] | .cgroup | endswith("/pin-a")] | any')" true
+wait "$A"
+check run/exit "$?" 0
+check run/enforced "$(tr '\n' ' ' <"$W/a.out")" "EACCES OK "
+grep -q "^sbx-bpf: denied read $W/data/a (denyRead $W/data/a)" "$W/a.err" && pass run/human-event ||
+	fail run/human-event "$(cat "$W/a.err")"
+check_json run/json-event "$W/a.json" \
+	"any(.[]; .op == \"read\" and .path == \"$W/data/a\" and .verdict == \"denied\" and .sandbox == \"pin-a\"
+	 and .rule.text == \"denyRead $W/data/a\" and (.kernel_seq | type) == \"number\")"
+check_json daemon/named-rule "$W/daemon.json" \
+	"any(.[]; .path == \"$W/data/a\" and .rule.text == \"denyRead $W/data/a\")"
+check gone/list "$(sbx-bpf list --json | jq -r 'length')" 0
+check gone/sandboxes "$(sbx-bpf status --json | jq -r '.maps.sandboxes.used')" 0
+
+# Two at once, each with its own policy and its own resolver.
+sbx-bpf run --name pin-b --deny-read "$W/data/b" --allow-domain one.test -- sh -c "sleep 2;
+	sbx-probe open $W/data/a; sbx-probe open $W/data/b;
+	curl -s -m 10 -o /dev/null -w '%{http_code}\n' http://one.test:8080/a;
+	curl -s -m 10 -o /dev/null -w '%{http_code}\n' http://two.test:8080/a" >"$W/b.out" 2>"$W/b.err" &
+B=$!
+sbx-bpf run --name pin-c --deny-read "$W/data/a" --allow-domain two.test -- sh -c "sleep 2;
+	sbx-probe open $W/data/a; sbx-probe open $W/data/b;
+	curl -s -m 10 -o /dev/null -w '%{http_code}\n' http://two.test:8080/a;
+	curl -s -m 10 -o /dev/null -w '%{http_code}\n' http://one.test:8080/a" >"$W/c.out" 2>"$W/c.err" &
+C=$!
+sleep 1
+check two/programs "$(sbx-probe bpf-progs)" "$progs"
+wait "$B"; wait "$C"
+# curl prints 000 when it cannot resolve or connect.
+check two/b-policy-and-dns "$(tr '\n' ' ' <"$W/b.out")" "OK EACCES 200 000 "
+check two/c-policy-and-dns "$(tr '\n' ' ' <"$W/c.out")" "EACCES OK 200 000 "
+grep -q "denied dns two.test" "$W/b.err" && pass two/b-dns-event || fail two/b-dns-event "$(cat "$W/b.err")"
+check gone/dns-allow "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 0
+check gone/records "$(ls /run/sbx-bpf/sandboxes | wc -l)" 0
+
+# No daemon, programs still pinned: the run enforces and says where its events wait.
+kill "$D"; wait "$D" 2>/dev/null
+out=$(sbx-bpf run --deny-read "$W/data/a" -- sbx-probe open "$W/data/a" 2>"$W/nod.err")
+check no-daemon/enforced "$out" EACCES
+grep -q "no sbx-bpf daemon answers" "$W/nod.err" && pass no-daemon/said || fail no-daemon/said "$(cat "$W/nod.err")"
+sbx-bpf unload
+
+# Nothing pinned: run loads its own programs, as before.
+out=$(sbx-bpf run --deny-read "$W/data/a" -- sbx-probe open "$W/data/a" 2>/dev/null)
+check own-programs/enforced "$out" EACCES
+
+kill "$HTTP" "$(cat "$W/dnsmasq.pid")" 2>/dev/null
+cp "$W/resolv.conf.orig" /etc/resolv.conf 2>/dev/null
