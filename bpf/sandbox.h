@@ -81,6 +81,13 @@ SBX_SHARED struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+SBX_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, SBX_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct sbx_sandbox_stats);
+} sandbox_stats SEC(".maps");
+
 /* Coalescing and rate-limit state (sbx_abi.h "Coalescing"); mmapped by the consumer. */
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -396,6 +403,43 @@ static __always_inline bool throttled(struct sbx_event *ev, __u64 now)
 	return false;
 }
 
+/* The kind of @ev for the sandbox's counters (sbx_abi.h sandbox_stats). */
+static __always_inline __u32 event_kind(const struct sbx_event *ev)
+{
+	if (ev->verdict == SBX_VERDICT_GRANTED)
+		return SBX_KIND_GRANTED;
+	if (ev->verdict == SBX_VERDICT_AUDIT)
+		return SBX_KIND_AUDIT;
+	if (ev->op == SBX_OP_READ)
+		return SBX_KIND_READ;
+	if (ev->op >= SBX_OP_MOUNT && ev->op <= SBX_OP_USERNS)
+		return SBX_KIND_NAMESPACE;
+	if (ev->op >= SBX_OP_CONNECT)
+		return SBX_KIND_NETWORK;
+	return SBX_KIND_WRITE;
+}
+
+/* Zeroes to create a sandbox's counters from (a map value, not stack). */
+static const struct sbx_sandbox_stats no_stats;
+
+/* Count @ev for its sandbox: once per violation, sent or not. */
+static __noinline void count_for_sandbox(struct sbx_event *ev)
+{
+	__u64 cgid = ev->sandbox_cgroup_id;
+	struct sbx_sandbox_stats *st = bpf_map_lookup_elem(&sandbox_stats, &cgid);
+	__u32 kind;
+
+	if (!st) {
+		bpf_map_update_elem(&sandbox_stats, &cgid, &no_stats, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&sandbox_stats, &cgid);
+		if (!st)
+			return;	/* full: the global counters still have it */
+	}
+	kind = event_kind(ev);
+	if (kind < SBX_KIND__MAX)
+		st->n[kind]++;
+}
+
 /*
  * Send a filled event, cut to its paths' real size, unless coalesced or
  * throttled. A subprogram of its own: its locals must not add to the
@@ -409,6 +453,7 @@ static __noinline void send_record(struct sbx_event *ev)
 	bool own;
 
 	stat_inc(SBX_STAT_VIOLATIONS);
+	count_for_sandbox(ev);
 	ev->key = event_key(ev);
 	idx = ev->key & (SBX_COALESCE_SLOTS - 1);
 	c = bpf_map_lookup_elem(&coalesce, &idx);

@@ -339,6 +339,26 @@ enum sbx_stat {
 };
 
 /*
+ * sandbox_stats (per-CPU hash): what each sandbox's policy refused, by
+ * kind, for `list`. Keyed by the sandbox's cgroup; created by the kernel
+ * on the sandbox's first event, removed with the sandbox by userspace. A
+ * violation counts here whether or not its record was sent.
+ */
+enum sbx_kind {
+	SBX_KIND_READ = 0,	/* denied reads (and exec) */
+	SBX_KIND_WRITE,		/* denied writes and every other file-system change */
+	SBX_KIND_NAMESPACE,	/* denied mounts, pivot_root, user namespaces */
+	SBX_KIND_NETWORK,	/* denied connect, sendto, bind, listen, sockets, DNS */
+	SBX_KIND_AUDIT,		/* audit-mode hits (not denied) */
+	SBX_KIND_GRANTED,	/* operations a live grant allowed */
+	SBX_KIND__MAX,
+};
+
+struct sbx_sandbox_stats {
+	__u64 n[SBX_KIND__MAX];
+};
+
+/*
  * Coalescing and rate limits (bounded cost under a flood).
  *
  * coalesce: a violation identical to the one that opened the window of its

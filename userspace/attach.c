@@ -729,25 +729,25 @@ static json_t *limits_of(const json_t *st)
 	return json_is_object(lim) ? json_incref(lim) : json_object();
 }
 
-/* Grants in force now (not expired, not lapsed); 0 for a record whose grants cannot be read. */
 static size_t active_grants(const json_t *st)
 {
-	__u64 until, now = cli_boottime_ns();
-	struct grant *g;
-	size_t n, active = 0;
-	__u32 next;
+	return grants_active(st, cli_boottime_ns());
+}
 
-	if (grants_from_record(st, &g, &n, &next, &until))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		active += grant_state(&g[i], now, until) == GRANT_ACTIVE;
-	free(g);
-	return active;
+/* A sandbox's counts by kind, for `list --json`. */
+static json_t *counts_json(const struct sbx_sandbox_stats *n)
+{
+	return json_pack("{s:{s:I, s:I, s:I, s:I}, s:I, s:I}",
+			 "denied", "read", (json_int_t)n->n[SBX_KIND_READ], "write", (json_int_t)n->n[SBX_KIND_WRITE],
+			 "namespace", (json_int_t)n->n[SBX_KIND_NAMESPACE],
+			 "network", (json_int_t)n->n[SBX_KIND_NETWORK],
+			 "audit", (json_int_t)n->n[SBX_KIND_AUDIT], "granted", (json_int_t)n->n[SBX_KIND_GRANTED]);
 }
 
 int do_list(int argc, char **argv)
 {
 	struct attach_opts o = {};
+	struct sbx_sandbox_stats n;
 	struct sbx_loader *l;
 	struct sbx_sandbox sb;
 	json_t *arr = json_array();
@@ -776,16 +776,21 @@ int do_list(int argc, char **argv)
 		first = false;
 		prev = cgid;
 		format_limits(st, lims, sizeof(lims));
+		loader__sandbox_stats(l, cgid, &n);
 		if (cli.json)
-			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I}",
+			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I, s:o}",
 							     "cgroup", cg, "cgroup_id", (json_int_t)cgid,
 							     "policy_id", (int)sb.policy_id, "policy", name,
 							     "policy_hash", hash, "mode", mode,
 							     "limits", limits_of(st),
-							     "active_grants", (json_int_t)active_grants(st)));
+							     "active_grants", (json_int_t)active_grants(st),
+							     "counts", counts_json(&n)));
 		else
-			printf("%s\t%s\t%s\t%s\t%s\tgrants=%zu\n", cg ? cg : "?", name ? name : "?",
-			       hash ? hash : "?", mode, lims, active_grants(st));
+			printf("%s\t%s\t%s\t%s\t%s\tgrants=%zu\tdenied read=%llu write=%llu ns=%llu net=%llu"
+			       " audit=%llu granted=%llu\n", cg ? cg : "?", name ? name : "?",
+			       hash ? hash : "?", mode, lims, active_grants(st),
+			       n.n[SBX_KIND_READ], n.n[SBX_KIND_WRITE], n.n[SBX_KIND_NAMESPACE],
+			       n.n[SBX_KIND_NETWORK], n.n[SBX_KIND_AUDIT], n.n[SBX_KIND_GRANTED]);
 		json_decref(st);
 	}
 	if (cli.json)

@@ -35,6 +35,7 @@
 #include "sbxstate.h"
 #include "agentconf.h"
 #include "sinks.h"
+#include "grants.h"
 #include "version.h"
 
 #define PIN_DIR_DEFAULT	SBX_PIN_DIR
@@ -324,6 +325,34 @@ static int open_sinks(const struct daemon_opts *o, struct agent_config *cfg, str
 	return 0;
 }
 
+/*
+ * Live grants over every sandbox, from their records (files: read at most
+ * every 10 s, whatever the scrape rate).
+ */
+static long long live_grants(struct sbx_loader *l)
+{
+	static long long cached;
+	static time_t when;
+	struct sbx_sandbox sb;
+	__u64 cgid, prev, now = cli_boottime_ns();
+	long long n = 0;
+	bool first = true;
+
+	if (when && time(NULL) - when < 10)
+		return cached;
+	while (!loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
+		json_t *st = state_read(SBX_STATE_DIR, cgid);
+
+		n += (long long)grants_active(st, now);
+		json_decref(st);
+		first = false;
+		prev = cgid;
+	}
+	when = time(NULL);
+	cached = n;
+	return n;
+}
+
 static void gauges(struct sbx_loader *l, struct sink_set *set)
 {
 	__u64 lost = 0;
@@ -347,6 +376,7 @@ static void gauges(struct sbx_loader *l, struct sink_set *set)
 		g.ringbuf_fill_ratio = 0;
 	if (!loader__fill(l, LOADER_FILL_SANDBOXES, &used, &max))
 		g.policies = used;
+	g.grants = live_grants(l);
 	sink_set_gauges(set, &g);
 }
 

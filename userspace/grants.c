@@ -1000,3 +1000,18 @@ int grants_read_dns(struct sbx_loader *l, __u64 cgid, struct grant_dns_cur **cur
 	}
 	return err;
 }
+
+size_t grants_active(const json_t *record, __u64 now)
+{
+	struct grant *g;
+	size_t n, active = 0;
+	__u64 until;
+	__u32 next;
+
+	if (grants_from_record(record, &g, &n, &next, &until))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		active += grant_state(&g[i], now, until) == GRANT_ACTIVE;
+	free(g);
+	return active;
+}

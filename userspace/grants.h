@@ -218,4 +218,7 @@ int grant_plan_apply(const struct grant_plan *plan, const struct grant_map_ops *
 /* The kernel's dns_allow entries of @cgid (*@cur malloc'ed). 0 or -errno. */
 int grants_read_dns(struct sbx_loader *l, __u64 cgid, struct grant_dns_cur **cur, size_t *n);
 
+/* Grants of @record in force at CLOCK_BOOTTIME @now (not expired, not lapsed); 0 if unreadable. */
+size_t grants_active(const json_t *record, __u64 now);
+
 #endif

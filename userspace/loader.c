@@ -26,11 +26,11 @@
  * loaded by this process and on one adopted from bpffs (loader__open_pinned).
  */
 enum loader_map { M_SANDBOXES, M_FS_RULES, M_NET_RULES, M_DNS_ALLOW, M_DNS_CLIENTS, M_EVENTS,
-		  M_STATS, M_SCOPE, M_BSS, M_COALESCE, M_THROTTLE, NR_MAPS };
+		  M_STATS, M_SCOPE, M_BSS, M_COALESCE, M_THROTTLE, M_SANDBOX_STATS, NR_MAPS };
 
 static const char *const map_pin_names[NR_MAPS] = {
 	"sandboxes", "fs_rules", "net_rules", "dns_allow", "dns_clients", "events", "stats", "scope", "bss",
-	"coalesce", "throttle",
+	"coalesce", "throttle", "sandbox_stats",
 };
 
 /* The steering programs, in the order loader__steer_dns attaches them. */
@@ -96,7 +96,7 @@ static void skel_fds(struct sbx_loader *l)
 		l->skel->maps.sandboxes, l->skel->maps.fs_rules, l->skel->maps.net_rules,
 		l->skel->maps.dns_allow, l->skel->maps.dns_clients, l->skel->maps.events,
 		l->skel->maps.stats, l->skel->maps.scope, l->skel->maps.bss,
-		l->skel->maps.coalesce, l->skel->maps.throttle,
+		l->skel->maps.coalesce, l->skel->maps.throttle, l->skel->maps.sandbox_stats,
 	};
 
 	for (int i = 0; i < NR_MAPS; i++)
@@ -204,7 +204,29 @@ int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid)
 	if (bpf_map_delete_elem(l->fd[M_SANDBOXES], &cgid))
 		return -errno;
 	__atomic_sub_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
+	bpf_map_delete_elem(l->fd[M_SANDBOX_STATS], &cgid);	/* none yet if it never refused anything */
 	return 0;
+}
+
+int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct sbx_sandbox_stats *per;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (ncpu < 0)
+		return ncpu;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(l->fd[M_SANDBOX_STATS], &cgid, per))
+		err = errno == ENOENT ? 0 : -errno;	/* nothing counted yet */
+	for (int i = 0; !err && i < ncpu; i++)
+		for (int k = 0; k < SBX_KIND__MAX; k++)
+			sum->n[k] += per[i].n[k];
+	free(per);
+	return err;
 }
 
 int loader__set_scope(struct sbx_loader *l, int cgroup_fd)

@@ -25,6 +25,8 @@ int loader__get_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key, stru
 int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, struct sbx_fs_key *key);
 /* Put cgroup @cgid under @policy_id. Rules go in first, so no open slips by. */
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
+/* What the sandbox of @cgid refused, by kind, summed over CPUs (zeros before its first). 0 or -errno. */
+int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_stats *sum);
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
 
 /*

@@ -209,7 +209,7 @@ static void render(struct prom *p, FILE *f)
 	fprintf(f, "sbx_sink_records_dropped_total %llu\n", p->g.records_dropped);
 	head(f, "sbx_policies", "gauge", "Sandboxes with a policy installed.");
 	fprintf(f, "sbx_policies %lld\n", p->g.policies);
-	head(f, "sbx_grants", "gauge", "Addresses a DNS answer currently allows.");
+	head(f, "sbx_grants", "gauge", "Live grants (sbx-bpf grant) over every sandbox.");
 	fprintf(f, "sbx_grants %lld\n", p->g.grants);
 	head(f, "sbx_ringbuf_fill_ratio", "gauge", "How full the events ring buffer is, 0 to 1.");
 	fprintf(f, "sbx_ringbuf_fill_ratio %.6g\n", p->g.ringbuf_fill_ratio);

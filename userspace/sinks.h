@@ -63,7 +63,7 @@ struct sink_gauges {
 	unsigned long long lost_cpu[SINK_MAX_CPUS];
 	unsigned int ncpu;
 	long long policies;			/* sandboxes with a policy installed */
-	long long grants;			/* DNS-learned addresses currently open */
+	long long grants;			/* live grants (sbx-bpf grant) over every sandbox */
 	double ringbuf_fill_ratio;		/* 0..1 */
 	unsigned long long records_dropped;	/* set by sink_set_gauges(): records sinks lost */
 };

@@ -34,6 +34,9 @@ sbx-bpf daemon 2>"$W/d-second.err"
 check daemon/single-instance "$?" 1
 out=$(sbx-bpf list --json | jq -r ".[0] | [.cgroup, .policy, .mode, (.policy_hash | length)] | join(\" \")")
 check list/fields "$out" "$CG $W/p1.json enforce 16"
+# The kernel counts what each sandbox refused, by kind, sent or not (the denial above: one read).
+out=$(sbx-bpf list --json | jq -r '.[0].counts | [.denied.read, .denied.write, .denied.network, .granted] | join(" ")')
+check list/counts "$out" "1 0 0 0"
 
 # kill -9: the pinned links keep enforcing; the denial waits in the ring buffer.
 kill -9 "$D"; wait "$D" 2>/dev/null
