@@ -3,7 +3,7 @@
 #   make            build/sbx-bpf (static) and the test programs
 #   make test       install deps, build, run every test layer, print "N passed, N failed"
 #   make demo       install deps, build, boot the VM and show a sandboxed agent command
-#   make bench      install deps, build, boot the VM and measure open(2) and connect(2) overhead
+#   make bench      install deps, build, boot the VM and run the benchmarks (bench/README.md)
 #   make vm-shell   a shell in the VM (KERNEL=6.1|6.12)
 #   make V=1        show full commands;  make SAN=1  sanitizers for host tests
 .DELETE_ON_ERROR:
@@ -52,7 +52,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe
-BENCH_BINS := $(BUILD)/bench/bin/openbench $(BUILD)/bench/bin/connectbench
+BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood)
 
 .PHONY: all deps test test-unit test-bpf test-host test-vm demo bench vm-shell clean
 all: $(BUILD)/sbx-bpf $(UNIT_BINS) $(BPFT_BINS) $(VM_BINS) $(BENCH_BINS)

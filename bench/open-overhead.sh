@@ -1,19 +1,26 @@
 #!/bin/sh
-# `make bench`: what sbx-bpf's lsm/file_open costs an open(2), outside and
-# inside a sandbox, against a kernel with no sbx-bpf programs at all. Runs as
-# root in the VM (init's child, like tests/vm/demo.sh); output goes to the
-# console and back to the host. See bench/README.md.
+# `make bench`: what sbx-bpf's file hooks cost an open(2), a stat()+open(2)
+# and a create+unlink, outside and inside a sandbox, against a kernel with no
+# sbx-bpf programs at all. Runs as root in the VM (init's child, like
+# tests/vm/demo.sh); output goes to the console and back to the host. See
+# bench/README.md.
 #
 # Conditions, interleaved round by round (the starting condition rotates, so
 # drift over the run does not favour one of them); each round runs openbench
-# for SBX_BENCH_SECONDS in every condition, and the table shows the medians:
+# for SBX_BENCH_SECONDS per mode in every condition (the modes in one launch,
+# their order rotating too), and the tables show the medians:
 #   baseline     no sbx-bpf programs loaded
 #   outside      programs loaded for a holder sandbox; openbench in no sandbox
 #   rules-N      openbench inside a sandbox whose policy has N denyRead rules
-# shellcheck disable=SC2086 # $FILES and $CONDS are word lists on purpose
+# Modes (SBX_BENCH_OPEN_MODES, default all three):
+#   open         open(O_RDONLY)+close() of three allowed files
+#   stat         stat()+open()+close() of the same files
+#   create       open(O_CREAT|O_EXCL)+close()+unlink() in $B/w (allowWrite)
+# shellcheck disable=SC2086 # $FILES, $CONDS and $MODES are word lists on purpose
 export PATH="/sbx/bin:$PATH"
 ROUNDS=${SBX_BENCH_ROUNDS:-5}
 SECS=${SBX_BENCH_SECONDS:-1.5}
+MODES=${SBX_BENCH_OPEN_MODES:-open stat create}
 B=/tmp/bench
 RULES="10 1000 10000"
 CONDS="baseline outside"
@@ -58,23 +65,41 @@ holder_stop() {
 	[ ! -e /sys/fs/cgroup/sbx-bpf/bench-holder ] || { echo "holder sandbox still there" >&2; return 1; }
 }
 
-# Run openbench once in condition $1; sets OPS to its ops/s.
+# The openbench command of mode $1, and the name it prints in mode=.
+ob_cmd() {
+	case $1 in
+	open) echo "openbench --seconds $SECS $FILES" ;;
+	stat) echo "openbench --seconds $SECS --stat $FILES" ;;
+	create) echo "openbench --seconds $SECS --create $B/w" ;;
+	esac
+}
+ob_mode() {
+	case $1 in open) echo open ;; stat) echo stat+open ;; create) echo create+unlink ;; esac
+}
+
+# Run the modes $2 (in that order, one launch) once in condition $1; appends
+# each mode's ops/s to $B/ops-MODE-COND and sets LINE to them, for the log.
 measure() {
+	script=
+	for m in $2; do script="$script${script:+ && }$(ob_cmd "$m")"; done
+	if [ "$1" = baseline ] && pgrep -x sbx-bpf >/dev/null; then
+		fail "baseline: an sbx-bpf is running: $(pgrep -a -x sbx-bpf)"
+	fi
 	case $1 in
 	baseline)
-		if pgrep -x sbx-bpf >/dev/null; then
-			echo "an sbx-bpf is running during the baseline" >&2
-			return 1
-		fi
-		openbench --seconds "$SECS" $FILES ;;
+		sh -c "$script" ;;
 	outside)
-		holder_start && openbench --seconds "$SECS" $FILES && holder_stop ;;
+		holder_start && sh -c "$script" && holder_stop ;;
 	rules-*)
-		sbx-bpf run --name bench --policy "$B/policy-${1#rules-}.json" -- \
-			openbench --seconds "$SECS" $FILES ;;
+		sbx-bpf run --name bench --policy "$B/policy-${1#rules-}.json" -- sh -c "$script" ;;
 	esac >"$B/out" 2>"$B/err" || fail "$1: $(cat "$B/out" "$B/err")"
-	OPS=$(sed -n 's/^ops_per_sec=\([0-9.]*\) .*/\1/p' "$B/out")
-	[ -n "$OPS" ] || fail "$1: no result in '$(cat "$B/out")'"
+	LINE=
+	for m in $MODES; do
+		ops=$(sed -n "s/^ops_per_sec=\([0-9.]*\) .* mode=$(ob_mode "$m") .*/\1/p" "$B/out")
+		[ -n "$ops" ] || fail "$1: no $m result in '$(cat "$B/out")'"
+		echo "$ops" >>"$B/ops-$m-$1"
+		LINE="$LINE${LINE:+/}$ops"
+	done
 }
 
 # Print $2..$# rotated left by $1.
@@ -89,11 +114,15 @@ rotate() {
 CG=/sys/fs/cgroup/user.slice/user-0.slice/session-1.scope
 { mkdir -p "$CG" && echo $$ >"$CG/cgroup.procs"; } || fail "cannot move into $CG"
 
-mkdir -p "$B/a/b/c/d" /bench/deny
+mkdir -p "$B/a/b/c/d" "$B/w" /bench/deny /tmp/bench-nowrite
 echo data >"$B/a/b/c/d/f"
 for f in $FILES; do [ -r "$f" ] || fail "$f missing"; done
+for m in $MODES; do
+	case $m in open | stat | create) ;; *) fail "unknown mode '$m' in SBX_BENCH_OPEN_MODES (open stat create)" ;; esac
+done
 
-# Every policy really denies its first and last rule, and allows the files.
+# Every policy really denies its first and last rule and a create outside
+# its allowWrite, and allows the files and the creates that are measured.
 for n in $RULES; do
 	gen_policy "$n"
 	for r in r00000 "r$(printf %05d $((n - 1)))"; do
@@ -101,53 +130,69 @@ for n in $RULES; do
 		out=$(sbx-bpf run --name bench --policy "$B/policy-$n.json" -- sbx-probe open "/bench/deny/$r" 2>"$B/err")
 		[ "$out" = EACCES ] || fail "policy-$n: open /bench/deny/$r gave '$out', not EACCES: $(cat "$B/err")"
 	done
-	sbx-bpf run --name bench --policy "$B/policy-$n.json" -- openbench --iterations 10 $FILES \
+	out=$(sbx-bpf run --name bench --policy "$B/policy-$n.json" -- \
+		sbx-probe open /tmp/bench-nowrite/f creat 2>"$B/err")
+	[ "$out" = EACCES ] || fail "policy-$n: creating /tmp/bench-nowrite/f gave '$out', not EACCES: $(cat "$B/err")"
+	sbx-bpf run --name bench --policy "$B/policy-$n.json" -- sh -c \
+		"openbench --iterations 10 $FILES && openbench --iterations 10 --stat $FILES &&
+		 openbench --iterations 10 --create $B/w" \
 		>/dev/null 2>"$B/err" || fail "policy-$n: openbench failed inside the sandbox: $(cat "$B/err")"
 done
 
-echo "checked: each policy denies its first and last rule and allows the files"
-echo "open+close of: $FILES"
+echo "checked: each policy denies its first and last rule and a create outside $B, and allows"
+echo "the files and the creates in $B/w"
+echo "open+close and stat+open+close of: $FILES; create+close+unlink in $B/w"
 echo "from cgroup $(sed -n 's/^0:://p' /proc/self/cgroup) (sandboxes: /sbx-bpf/NAME)"
-echo "$ROUNDS rounds x ${SECS}s per condition; conditions: $CONDS"
-for c in $CONDS; do : >"$B/ops-$c"; done
+echo "$ROUNDS rounds x ${SECS}s per condition and mode; conditions: $CONDS; modes: $MODES"
+for c in $CONDS; do for m in $MODES; do : >"$B/ops-$m-$c"; done; done
+nmodes=$(echo $MODES | wc -w)
 r=0
 while [ $r -lt "$ROUNDS" ]; do
-	line="round $((r + 1))/$ROUNDS:"
+	line="round $((r + 1))/$ROUNDS ($(echo $MODES | tr ' ' /)):"
 	for c in $(rotate "$r" $CONDS); do
-		measure "$c"
-		echo "$OPS" >>"$B/ops-$c"
-		line="$line $c=$OPS"
+		measure "$c" "$(rotate $((r % nmodes)) $MODES)"
+		line="$line $c=$LINE"
 	done
 	echo "$line"
 	r=$((r + 1))
 done
 
-# condition label, median, min, max
-for c in $CONDS; do
-	case $c in
-	baseline) label="baseline (no sbx-bpf)"; target="-" ;;
-	outside) label="outside any sandbox"; target="<= 1%" ;;
-	rules-*) label="inside, $(echo "${c#rules-}" | sed ':a; s/\B[0-9]\{3\}\>/,&/; ta') rules"; target="<= 10%" ;;
-	esac
-	sort -n "$B/ops-$c" | awk -v l="$label" -v t="$target" '{ a[NR] = $1 } END {
-		m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-		printf "%s\t%s\t%s\t%s\t%s\n", l, m, a[1], a[NR], t }'
-done >"$B/medians"
+# The table of mode $1, titled $2: condition label, median, min, max, target.
+table() {
+	for c in $CONDS; do
+		case $c in
+		baseline) label="baseline (no sbx-bpf)"; target="-" ;;
+		outside) label="outside any sandbox"; target="<= 1%" ;;
+		rules-*) label="inside, $(echo "${c#rules-}" | sed ':a; s/\B[0-9]\{3\}\>/,&/; ta') rules"
+			target="<= 10%" ;;
+		esac
+		sort -n "$B/ops-$1-$c" | awk -v l="$label" -v t="$target" '{ a[NR] = $1 } END {
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			printf "%s\t%s\t%s\t%s\t%s\n", l, m, a[1], a[NR], t }'
+	done >"$B/medians-$1"
+	echo
+	echo "## $2 throughput, kernel $(uname -r)"
+	awk -F '\t' '
+		NR == 1 { base = $2 }
+		{ med[NR] = $2; lo[NR] = $3; hi[NR] = $4; lab[NR] = $1; tgt[NR] = $5 }
+		END {
+			printf "%-24s %12s %10s %7s %9s %7s  %s\n", "condition", "median ops/s", "ns/op", "ratio",
+				"overhead", "spread", "target"
+			for (i = 1; i <= NR; i++)
+				printf "%-24s %12.1f %10.1f %7.3f %8.1f%% %6.1f%%  %s\n", lab[i], med[i], 1e9 / med[i],
+					med[i] / base, (base / med[i] - 1) * 100, (hi[i] - lo[i]) / med[i] * 100, tgt[i]
+		}' "$B/medians-$1"
+}
 
+for m in $MODES; do
+	case $m in
+	open) table open "open(O_RDONLY)+close()" ;;
+	stat) table stat "stat()+open(O_RDONLY)+close()" ;;
+	create) table create "open(O_CREAT|O_EXCL)+close()+unlink() in an allowWrite directory" ;;
+	esac
+done
 echo
-echo "## open(O_RDONLY)+close() throughput, kernel $(uname -r)"
-awk -F '\t' '
-	NR == 1 { base = $2 }
-	{ med[NR] = $2; lo[NR] = $3; hi[NR] = $4; lab[NR] = $1; tgt[NR] = $5 }
-	END {
-		printf "%-24s %12s %10s %7s %9s %7s  %s\n", "condition", "median ops/s", "ns/op", "ratio",
-			"overhead", "spread", "target"
-		for (i = 1; i <= NR; i++)
-			printf "%-24s %12.1f %10.1f %7.3f %8.1f%% %6.1f%%  %s\n", lab[i], med[i], 1e9 / med[i],
-				med[i] / base, (base / med[i] - 1) * 100, (hi[i] - lo[i]) / med[i] * 100, tgt[i]
-	}' "$B/medians"
-echo
-echo "ratio = ops/s relative to baseline; overhead = extra time per open+close;"
+echo "ratio = ops/s relative to baseline; overhead = extra time per operation;"
 echo "spread = (max - min) / median over the $ROUNDS rounds: overheads below it are noise."
 echo "Figures are from QEMU TCG (emulated CPU): only the ratios mean anything."
 echo "Reproduce: make bench KERNEL=$(uname -r | cut -d. -f1,2)"

@@ -2,15 +2,22 @@
 /*
  * openbench — how many open(O_RDONLY)+close() per second this process gets,
  * so that the cost of lsm/file_open can be compared with and without
- * sbx-bpf (bench/open-overhead.sh).
+ * sbx-bpf (bench/open-overhead.sh, bench/compare.sh, bench/scale.sh).
  *
  *   openbench [--seconds S | --iterations N] [--stat] PATH...
+ *   openbench [--seconds S | --iterations N] --create DIR
  *
  * Opens the PATHs round-robin in a tight loop, for S seconds (default 1) or
  * N operations. --stat does a stat() before each open, as many programs do.
+ * --create makes a file instead: open(DIR/openbench.PID, O_CREAT|O_EXCL|
+ * O_WRONLY), close(), unlink(): what a build or an editor does to a
+ * scratch file, through sbx-bpf's create, open and unlink hooks (DIR must
+ * be writable: an allowWrite directory inside a sandbox).
  * A short untimed warm-up fills the dentry cache first. Prints one line:
  *
  *   ops_per_sec=123456.7 ns_per_op=8100.2 ops=185000 seconds=1.498 mode=open paths=3
+ *
+ * (mode=open, stat+open or create+unlink; paths=0 for --create).
  *
  * Exit 0; 1 if any call fails (the benchmark must never time a refusal);
  * 2 on bad usage.
@@ -36,12 +43,34 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* --create: the scratch file, DIR/openbench.PID; NULL: open PATHs. */
+static char create_path[4096];
+
+/* Create, close and remove the scratch file: 0, or -1 after printing what failed. */
+static int one_create(void)
+{
+	int fd = open(create_path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		fprintf(stderr, "openbench: create '%s': %s\n", create_path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (unlink(create_path) < 0) {
+		fprintf(stderr, "openbench: unlink '%s': %s\n", create_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* One operation on PATH: 0, or -1 after printing what failed. */
 static int one_op(const char *path, int do_stat)
 {
 	struct stat st;
 	int fd;
 
+	if (create_path[0])
+		return one_create();
 	if (do_stat && stat(path, &st) < 0) {
 		fprintf(stderr, "openbench: stat '%s': %s\n", path, strerror(errno));
 		return -1;
@@ -57,7 +86,8 @@ static int one_op(const char *path, int do_stat)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: openbench [--seconds S | --iterations N] [--stat] PATH...\n");
+	fprintf(out, "Usage: openbench [--seconds S | --iterations N] [--stat] PATH...\n"
+		     "       openbench [--seconds S | --iterations N] --create DIR\n");
 }
 
 int main(int argc, char **argv)
@@ -66,6 +96,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 's' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "stat", no_argument, NULL, 'S' },
+		{ "create", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -73,6 +104,8 @@ int main(int argc, char **argv)
 	unsigned long long ops = 0, iterations = 0;
 	int c, npaths, do_stat = 0, i = 0;
 	char **paths, *end;
+	const char *create_dir = NULL;
+	static char *none[] = { "" };
 
 	while ((c = getopt_long(argc, argv, "s:n:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -88,14 +121,25 @@ int main(int argc, char **argv)
 				goto bad;
 			break;
 		case 'S': do_stat = 1; break;
+		case 'c': create_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
 		}
 	}
 	paths = argv + optind;
 	npaths = argc - optind;
-	if (npaths < 1)
+	if (create_dir) {
+		if (npaths || do_stat || !create_dir[0])
+			goto bad;
+		if ((size_t)snprintf(create_path, sizeof(create_path), "%s/openbench.%d", create_dir,
+				     (int)getpid()) >= sizeof(create_path))
+			goto bad;
+		unlink(create_path);	/* a leftover of a killed run */
+		paths = none;
+		npaths = 1;
+	} else if (npaths < 1) {
 		goto bad;
+	}
 
 	for (int w = 0; w < WARMUP_OPS; w++)
 		if (one_op(paths[w % npaths], do_stat))
@@ -125,7 +169,7 @@ int main(int argc, char **argv)
 	}
 	printf("ops_per_sec=%.1f ns_per_op=%.1f ops=%llu seconds=%.3f mode=%s paths=%d\n",
 	       ops / (t1 - t0), (t1 - t0) * 1e9 / ops, ops, t1 - t0,
-	       do_stat ? "stat+open" : "open", npaths);
+	       create_dir ? "create+unlink" : do_stat ? "stat+open" : "open", create_dir ? 0 : npaths);
 	return 0;
 bad:
 	usage(stderr);

@@ -6,7 +6,7 @@
 #   scripts/vm.sh test  [KERNEL…]        run tests/e2e on each kernel, print PASS/FAIL lines
 #   scripts/vm.sh shell [KERNEL]         interactive shell in the VM with build/sbx-bpf
 #   scripts/vm.sh demo  [KERNEL]         run tests/vm/demo.sh in the VM
-#   scripts/vm.sh bench [KERNEL]         run bench/open-overhead.sh and connect-overhead.sh in the VM
+#   scripts/vm.sh bench [KERNEL]         run the benchmarks (bench/*.sh, SBX_BENCH_ONLY) in the VM
 #   scripts/vm.sh list                   the kernels this rig knows
 #
 # KERNEL is 6.1 (Debian 12, bookworm) or 6.12 (Debian 13, trixie); default: both.
@@ -37,14 +37,14 @@ VM_SMP=${SBX_VM_SMP:-2}
 
 ROOTFS_SUITE=bookworm
 # What the guest needs beyond minbase. Changing this list rebuilds the rootfs.
-ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3,jq,util-linux,coreutils,git,dnsmasq-base,curl,rsyslog
+ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3,jq,util-linux,coreutils,git,dnsmasq-base,curl,rsyslog,bubblewrap
 # Packages of the rootfs suite whose usr/bin/NAME alone goes into the rootfs:
 # prometheus installs 96 MB and a server with many dependencies, the tests
 # need only its promtool (one binary, linked against libc alone).
 ROOTFS_TOOLS="prometheus:promtool"
 # Modules the tests may load (dependencies come along).
 MODULES="veth dummy virtio_pci virtio_blk ext4 9p 9pnet_virtio sctp"
-RECIPE_VERSION=2
+RECIPE_VERSION=3
 
 declare -A SUITE=([6.1]=bookworm [6.12]=trixie)
 KERNELS=(6.1 6.12)
@@ -202,8 +202,9 @@ make_overlay() {
 	mkdir -p "$stage/sbx/bin" "$stage/sbx/tests"
 	cp "$BUILD/sbx-bpf" "$stage/sbx/bin/"
 	[ -d "$BUILD/tests/bin" ] && cp "$BUILD/tests/bin/"* "$stage/sbx/bin/"
-	[ -x "$BUILD/bench/bin/openbench" ] && cp "$BUILD/bench/bin/openbench" "$stage/sbx/bin/"
-	[ -x "$BUILD/bench/bin/connectbench" ] && cp "$BUILD/bench/bin/connectbench" "$stage/sbx/bin/"
+	for f in "$BUILD"/bench/bin/*; do	# openbench, connectbench, startbench, landlock-run, …
+		[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$stage/sbx/bin/"
+	done
 	cp -r "$ROOT/tests/e2e" "$ROOT/tests/vm" "$stage/sbx/tests/"
 	cp -r "$ROOT/bench" "$stage/sbx/"
 	cp "$ROOT/tests/vm/init.sh" "$stage/sbx/init"
@@ -211,8 +212,12 @@ make_overlay() {
 	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\nexport SBX_KERNEL_RELEASE=%s\n' \
 		"$mode" "$TEST_TIMEOUT" "${SBX_TESTS:-}" "$(cat "$KDIR/release")" \
 		>"$stage/sbx/config"
-	printf 'export SBX_BENCH_ROUNDS=%q SBX_BENCH_SECONDS=%q SBX_BENCH_ONLY=%q\n' \
-		"${SBX_BENCH_ROUNDS:-}" "${SBX_BENCH_SECONDS:-}" "${SBX_BENCH_ONLY:-}" >>"$stage/sbx/config"
+	local v
+	for v in SBX_BENCH_ONLY SBX_BENCH_ROUNDS SBX_BENCH_SECONDS SBX_BENCH_TIMEOUT SBX_BENCH_OPEN_MODES \
+		SBX_BENCH_COMPARE_LOOPS SBX_BENCH_RUNS SBX_BENCH_LOAD_RUNS SBX_BENCH_SANDBOXES SBX_BENCH_EV_SECONDS \
+		SBX_BENCH_EV_FILES SBX_BENCH_EV_MAXPROCS; do
+		printf 'export %s=%q\n' "$v" "${!v:-}"
+	done >>"$stage/sbx/config"
 	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$dst"
 	rm -rf "$stage"
 }
@@ -283,6 +288,8 @@ main() {
 		tr -d '\r' <"$OUT/${1:-6.12}/results.txt"
 		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" ;;
 	bench)
+		# Every benchmark in one boot: more than a test run under TCG.
+		[ -n "${SBX_VM_TIMEOUT:-}" ] || VM_TIMEOUT=3600
 		boot "${1:-6.12}" bench
 		tr -d '\r' <"$OUT/${1:-6.12}/results.txt"
 		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" &&

@@ -107,6 +107,16 @@ static void skel_fds(struct sbx_loader *l)
 	l->bss = l->skel->bss;
 }
 
+/* The object as this host loads it: the optional hooks it lacks left out. NULL with errno set. */
+static struct sbx_bpf *open_skel(void)
+{
+	struct sbx_bpf *skel = sbx_bpf__open();
+
+	if (skel)
+		optional_hooks(skel);
+	return skel;
+}
+
 struct sbx_loader *loader__open_and_attach(void)
 {
 	struct sbx_loader *l = loader_alloc();
@@ -114,12 +124,11 @@ struct sbx_loader *loader__open_and_attach(void)
 
 	if (!l)
 		return NULL;
-	l->skel = sbx_bpf__open();
+	l->skel = open_skel();
 	if (!l->skel) {
 		err = -errno;
 		goto out;
 	}
-	optional_hooks(l->skel);
 	err = sbx_bpf__load(l->skel);
 	if (err)
 		goto out;
@@ -352,6 +361,81 @@ int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value)
 		*value += vals[i];
 	free(vals);
 	return 0;
+}
+
+/* BPF_LOG_STATS: the verifier's summary lines only, not the instruction trace. */
+#define LOG_LEVEL_STATS	4
+#define STATS_LOG_SIZE	4096
+
+/* The figures of one "processed … insns …" summary in @log; missing ones stay 0. */
+static void parse_verifier_log(const char *log, struct loader_prog_stats *st)
+{
+	const char *p = strstr(log, "processed ");
+
+	if (p)
+		sscanf(p, "processed %u insns (limit %*u) max_states_per_insn %*u total_states %u peak_states %u",
+		       &st->insns_processed, &st->total_states, &st->peak_states);
+	p = strstr(log, "verification time ");
+	if (p)
+		sscanf(p, "verification time %u usec", &st->verify_us);
+}
+
+int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
+{
+	struct sbx_bpf *skel = open_skel();
+	struct loader_prog_stats *st = NULL;
+	struct bpf_program *prog;
+	char *logs = NULL;
+	size_t n = 0, i = 0;
+	int err;
+
+	*out = NULL;
+	*nr = 0;
+	if (!skel)
+		return -errno;
+	bpf_object__for_each_program(prog, skel->obj)
+		n += bpf_program__autoload(prog);
+	st = calloc(n ? n : 1, sizeof(*st));
+	logs = calloc(n ? n : 1, STATS_LOG_SIZE);
+	if (!st || !logs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		bpf_program__set_log_level(prog, LOG_LEVEL_STATS);
+		bpf_program__set_log_buf(prog, logs + i * STATS_LOG_SIZE, STATS_LOG_SIZE);
+		snprintf(st[i].name, sizeof(st[i].name), "%s", bpf_program__name(prog));
+		snprintf(st[i].section, sizeof(st[i].section), "%s", bpf_program__section_name(prog));
+		i++;
+	}
+	err = sbx_bpf__load(skel);	/* loaded, never attached: nothing is enforced */
+	if (err)
+		goto out;
+	i = 0;
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		parse_verifier_log(logs + i * STATS_LOG_SIZE, &st[i]);
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len)) {
+			st[i].xlated_insns = info.xlated_prog_len / sizeof(struct bpf_insn);
+			if (!st[i].insns_processed)	/* the kernel's own count, from 5.16 */
+				st[i].insns_processed = info.verified_insns;
+		}
+		i++;
+	}
+	*out = st;
+	*nr = n;
+	st = NULL;
+out:
+	free(logs);
+	free(st);
+	sbx_bpf__destroy(skel);
+	return err;
 }
 
 int loader__probe_lsm(void)

@@ -108,6 +108,24 @@ int loader__purge_dns(struct sbx_loader *l, __u64 cgid);
 enum loader_fill { LOADER_FILL_SANDBOXES, LOADER_FILL_FS_RULES, LOADER_FILL_NET_RULES, LOADER_FILL_DNS };
 int loader__fill(struct sbx_loader *l, enum loader_fill which, __u32 *used, __u32 *max);
 
+/*
+ * What the verifier spent on each program (doctor --verifier-stats, for
+ * bench/verifier.sh): the programs this host would load are loaded, never
+ * attached, with the kernel's statistics log (BPF_LOG_STATS), and dropped
+ * again. One entry per loaded program, in the object's order; *out is
+ * malloc'ed. 0 or -errno (a program the kernel refuses fails it all).
+ */
+struct loader_prog_stats {
+	char name[64];		/* the program's name in the object */
+	char section[64];	/* its ELF section: "lsm/file_open", "cgroup/connect4" */
+	__u32 insns_processed;	/* "processed N insns": what the 1M-instruction limit counts */
+	__u32 total_states;	/* states the verifier stored */
+	__u32 peak_states;
+	__u32 verify_us;	/* "verification time N usec" (6.1 and later print it) */
+	__u32 xlated_insns;	/* the program's size after the verifier's rewrites */
+};
+int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr);
+
 /* Load and attach the trivial LSM probe program, then drop it. 0 or -errno. */
 int loader__probe_lsm(void);
 

@@ -6,11 +6,13 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
 #include "doctor.h"
+#include "loader.h"
 #include "sbx_abi.h"
 #include "util.h"
 #include "version.h"
@@ -144,26 +146,94 @@ int cli_common_opt(int c)
 	return 0;
 }
 
+static int by_insns(const void *a, const void *b)
+{
+	const struct loader_prog_stats *x = a, *y = b;
+
+	if (x->insns_processed != y->insns_processed)
+		return x->insns_processed < y->insns_processed ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * doctor --verifier-stats: what the verifier spends on each program this
+ * host loads (bench/verifier.sh), most expensive first, and the total.
+ */
+static int verifier_stats(void)
+{
+	struct loader_prog_stats *st;
+	unsigned long long total = 0, total_us = 0;
+	json_t *progs;
+	size_t n;
+	int err;
+
+	err = loader__verifier_stats(&st, &n);
+	if (err) {
+		p_err("cannot load the programs: %s (run 'sbx-bpf doctor'; -v shows the verifier's log)",
+		      strerror(-err));
+		return 1;
+	}
+	qsort(st, n, sizeof(*st), by_insns);
+	for (size_t i = 0; i < n; i++) {
+		total += st[i].insns_processed;
+		total_us += st[i].verify_us;
+	}
+	if (cli.json) {
+		progs = json_array();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(progs, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}",
+				"program", st[i].name, "section", st[i].section,
+				"insns_processed", (json_int_t)st[i].insns_processed,
+				"total_states", (json_int_t)st[i].total_states,
+				"peak_states", (json_int_t)st[i].peak_states,
+				"verify_us", (json_int_t)st[i].verify_us,
+				"xlated_insns", (json_int_t)st[i].xlated_insns));
+		print_json(json_pack("{s:o, s:I, s:I}", "programs", progs, "total_insns_processed",
+				     (json_int_t)total, "total_verify_us", (json_int_t)total_us));
+	} else {
+		printf("%-30s %-30s %10s %8s %6s %10s %7s\n", "program", "section", "insns", "states", "peak",
+		       "verify_us", "xlated");
+		for (size_t i = 0; i < n; i++)
+			printf("%-30s %-30s %10u %8u %6u %10u %7u\n", st[i].name, st[i].section,
+			       st[i].insns_processed, st[i].total_states, st[i].peak_states, st[i].verify_us,
+			       st[i].xlated_insns);
+		printf("%-30s %-30s %10llu %8s %6s %10llu\n", "total", "", total, "", "", total_us);
+		printf("\ninsns: instructions the verifier processed (its limit is 1,000,000 per program);\n"
+		       "states: verifier states stored (peak: at once); xlated: program size after rewrites.\n");
+	}
+	free(st);
+	return 0;
+}
+
 int do_doctor(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "verifier-stats", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct doctor_report r;
+	bool vstats = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "jvh", opts, NULL)) != -1) {
 		if (cli_common_opt(c))
 			continue;
+		if (c == 'S') {
+			vstats = true;
+			continue;
+		}
 		if (c == 'h') {
 			printf("Usage: sbx-bpf doctor [--json]\n\n"
 			       "Check whether this host can enforce sandboxes: kernel version, BTF,\n"
 			       "active LSMs, an actual BPF-LSM program load, lockdown, bpffs, cgroup v2\n"
 			       "and its controllers, capabilities. Each line is PASS, WARN or FAIL with\n"
-			       "the fix. Exit status 0 only when enforcement can work, else 1.\n");
+			       "the fix. Exit status 0 only when enforcement can work, else 1.\n"
+			       "\n"
+			       "Debugging: 'doctor --verifier-stats [--json]' loads (never attaches) the\n"
+			       "programs and shows what the verifier spent on each (bench/verifier.sh).\n");
 			return 0;
 		}
 		fprintf(stderr, "Try 'sbx-bpf doctor --help'.\n");
@@ -173,6 +243,8 @@ int do_doctor(int argc, char **argv)
 		p_err("doctor takes no arguments (got '%s')", argv[optind]);
 		return EXIT_USAGE;
 	}
+	if (vstats)
+		return verifier_stats();
 	doctor_run(&r);
 	if (cli.json)
 		print_json(doctor_to_json(&r));

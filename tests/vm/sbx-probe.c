@@ -104,6 +104,7 @@ static const char *errno_name(int e)
 	case EINPROGRESS: return "EINPROGRESS";
 	case ETIMEDOUT: return "ETIMEDOUT";
 	case EAGAIN: return "EAGAIN";
+	case EROFS: return "EROFS";
 	}
 	return "EOTHER";
 }

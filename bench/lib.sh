@@ -1,0 +1,103 @@
+# Shared by the benchmarks that came after open-overhead.sh and
+# connect-overhead.sh (compare, startup, scale, events, verifier): sourced
+# with `. "$(dirname "$0")/lib.sh"` after setting BENCH (the name in FAIL
+# lines) and B (the scratch directory). POSIX sh: the VM runs them with dash.
+# shellcheck shell=sh
+export PATH="/sbx/bin:$PATH"
+DAEMON=
+PIN=/sys/fs/bpf/sbx
+# Every `run` sandbox starts sbx-bpf's DNS resolver and steers port 53 to it,
+# as on a host with a nameserver: the VM may have none in /etc/resolv.conf,
+# so name one (connect-overhead.sh does the same). Nothing is resolved.
+export SBX_DNS_UPSTREAM="${SBX_DNS_UPSTREAM:-127.0.0.1:53}"
+SOCK=/run/sbx-bpf/events.sock
+
+# Killed by its timeout (tests/vm/init.sh), a benchmark still runs its EXIT trap and cleans up.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+fail() { echo "FAIL bench/$BENCH: $*"; exit 1; }
+note() { echo "note: $*"; }
+
+# Print $2..$# rotated left by $1.
+rotate() {
+	n=$1; shift
+	while [ "$n" -gt 0 ]; do x=$1; shift; set -- "$@" "$x"; n=$((n - 1)); done
+	echo "$@"
+}
+
+# 1000000 -> 1,000,000
+group() { echo "$1" | sed ':a; s/\B[0-9]\{3\}\>/,&/; ta'; }
+
+# Numbers in FILE (one per line): "median min max", or nothing for an empty file.
+med_min_max() {
+	sort -n "$1" | awk '{ a[NR] = $1 } END {
+		if (!NR) exit
+		m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+		print m, a[1], a[NR] }'
+}
+
+# Numbers in FILE: "p50 p95 mean n", nearest-rank percentiles as startbench prints them.
+pct_file() {
+	sort -n "$1" | awk '{ a[NR] = $1; s += $1 } END {
+		if (!NR) exit
+		r50 = int((50 * NR + 99) / 100); r95 = int((95 * NR + 99) / 100)
+		printf "%.3f %.3f %.3f %d\n", a[r50], a[r95], s / NR, NR }'
+}
+
+# The value of KEY= in a tool's one-line result (ops_per_sec, p50_ms…) in FILE.
+field() { sed -n "s/.*\<$1=\([^ ]*\).*/\1/p" "$2" | head -n 1; }
+
+# Where a user's shell sits on a systemd host (level 3), not in the root
+# cgroup: outside a sandbox the hooks look up each ancestor level.
+into_session() {
+	CG_SESSION=/sys/fs/cgroup/user.slice/user-0.slice/session-1.scope
+	{ mkdir -p "$CG_SESSION" && echo $$ >"$CG_SESSION/cgroup.procs"; } ||
+		fail "cannot move into $CG_SESSION"
+}
+
+# Wait up to $2 tenths of a second (default 600) for file $1; 1 if it never came.
+wait_file() {
+	i=0
+	while [ ! -e "$1" ]; do
+		[ $i -lt "${2:-600}" ] || return 1
+		i=$((i + 1))
+		sleep 0.1
+	done
+}
+
+# sbx-bpf daemon ARGS… in the background (DAEMON is its pid), up when its
+# socket is there (it makes it after loading or adopting the programs).
+# Its stderr (a human line per event) goes to $DAEMON_LOG (default
+# $B/daemon.log).
+daemon_start() {
+	[ -z "$DAEMON" ] || fail "a daemon is already running (pid $DAEMON)"
+	[ ! -e "$SOCK" ] || fail "$SOCK exists before the daemon starts"
+	sbx-bpf daemon "$@" 2>"${DAEMON_LOG:-$B/daemon.log}" &
+	DAEMON=$!
+	i=0
+	while [ ! -S "$SOCK" ]; do
+		if ! kill -0 "$DAEMON" 2>/dev/null || [ $i -ge 1200 ]; then
+			fail "the daemon did not start: $(tail -5 "${DAEMON_LOG:-$B/daemon.log}")"
+		fi
+		i=$((i + 1))
+		sleep 0.1
+	done
+}
+
+# SIGTERM the daemon and wait for it; the programs stay pinned.
+daemon_stop() {
+	[ -n "$DAEMON" ] || return 0
+	kill "$DAEMON" 2>/dev/null
+	wait "$DAEMON" 2>/dev/null
+	DAEMON=
+}
+
+# No daemon and no pinned programs: the state every benchmark starts from and leaves.
+unload_all() {
+	daemon_stop
+	[ ! -e "$PIN" ] || sbx-bpf unload >/dev/null 2>&1 || echo "warning: sbx-bpf unload failed" >&2
+}
+
+# "/proc/meminfo KEY" in kB.
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }

@@ -1,0 +1,149 @@
+#!/bin/sh
+# `make bench` (SBX_BENCH_ONLY=startup): how long starting a command in a
+# sandbox takes, from fork() to the command's exit, against starting it in
+# bubblewrap and starting it bare. Runs as root in the VM
+# (tests/vm/init.sh); see bench/README.md.
+#
+# Conditions, each timed by startbench (clock_gettime around fork, exec
+# and waitpid) over SBX_BENCH_RUNS runs (default 100; SBX_BENCH_LOAD_RUNS,
+# default 30, for own, which loads and verifies every program each time:
+# seconds per run under TCG) in SBX_BENCH_ROUNDS chunks; the table shows
+# p50, p95 and mean over all the runs:
+#   true     /bin/true
+#   bwrap    bwrap --ro-bind / / /bin/true
+#   pinned   sbx-bpf run --policy P -- /bin/true with a daemon running:
+#            run loads no BPF, it takes a policy id and puts the rules in
+#            the pinned maps
+#   own      the same with no daemon and nothing pinned: run loads and
+#            attaches its own programs, and they go when it exits
+# P has 10 denyRead rules and allowWrite $B (the open benchmark's smallest
+# policy). Each round runs true, bwrap and own (nothing pinned) and, with a
+# daemon started for it, pinned; the order of the two halves alternates.
+# shellcheck disable=SC2086,SC2119 # $CONDS is a word list; daemon_start takes no arguments here
+BENCH=startup
+B=/tmp/bench-startup
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+RUNS=${SBX_BENCH_RUNS:-100}
+LOAD_RUNS=${SBX_BENCH_LOAD_RUNS:-30}
+ROUNDS=${SBX_BENCH_ROUNDS:-5}
+PER=$(((RUNS + ROUNDS - 1) / ROUNDS))
+PER_LOAD=$(((LOAD_RUNS + ROUNDS - 1) / ROUNDS))
+CMD=/bin/true
+POLICY=$B/policy.json
+UNPINNED="true bwrap own"
+
+cleanup() { unload_all; }
+trap cleanup EXIT
+
+gen_policy() {
+	awk -v w="$B" 'BEGIN {
+		printf "{\n  \"filesystem\": {\n    \"allowWrite\": [\"%s\"],\n    \"denyRead\": [\n", w
+		for (i = 0; i < 10; i++)
+			printf "      \"/bench/deny/r%05d\"%s\n", i, i < 9 ? "," : ""
+		printf "    ]\n  }\n}\n"
+	}' >"$POLICY"
+}
+
+# The command line timed in condition $1.
+cond_cmd() {
+	case $1 in
+	true) echo "$CMD" ;;
+	bwrap) echo "bwrap --ro-bind / / $CMD" ;;
+	pinned | own) echo "sbx-bpf run --policy $POLICY -- $CMD" ;;
+	esac
+}
+
+# One chunk of runs of condition $1 (PER, or PER_LOAD for own, whose runs
+# all do the same work: no warm-up), added to $B/ms-$1.
+chunk() {
+	n=$PER warm=1
+	[ "$1" = own ] && n=$PER_LOAD warm=0
+	# shellcheck disable=SC2046 # the command line is split into words on purpose
+	startbench -n "$n" --warmup "$warm" --raw "$B/ms-$1" -- $(cond_cmd "$1") >"$B/out" 2>"$B/err" ||
+		fail "$1: $(cat "$B/err")"
+	CHUNK="$CHUNK $1=$(field p50_ms "$B/out")"
+}
+
+# sbx-probe's count of BPF programs in the kernel, with ARGS… as a prefix (a sandbox).
+progs() { "$@" sbx-probe bpf-progs 2>"$B/err" || fail "sbx-probe bpf-progs: $(cat "$B/err")"; }
+
+unload_all
+into_session
+mkdir -p "$B" /bench/deny
+echo secret >/bench/deny/r00000
+gen_policy
+CONDS="true bwrap pinned own"
+if ! command -v bwrap >/dev/null; then
+	note "bwrap is not installed (bubblewrap, scripts/vm.sh ROOTFS_PKGS): no bubblewrap row"
+	CONDS="true pinned own"
+elif ! bwrap --ro-bind / / "$CMD" 2>"$B/err"; then
+	note "bwrap does not run here ($(cat "$B/err")): no bubblewrap row"
+	CONDS="true pinned own"
+fi
+UNPINNED=$(for c in $UNPINNED; do case " $CONDS " in *" $c "*) echo "$c" ;; esac; done)
+
+# Both ways of running enforce the policy; with a daemon, run loads no program.
+out=$(sbx-bpf run --policy "$POLICY" -- sbx-probe open /bench/deny/r00000 2>"$B/err")
+[ "$out" = EACCES ] || fail "own: open /bench/deny/r00000 gave '$out', not EACCES: $(cat "$B/err")"
+n0=$(progs)
+n1=$(progs sbx-bpf run --policy "$POLICY" --)
+[ "$n1" -gt "$n0" ] || fail "own: $n0 programs outside, $n1 inside: run loaded nothing?"
+daemon_start
+out=$(sbx-bpf run --policy "$POLICY" -- sbx-probe open /bench/deny/r00000 2>"$B/err")
+[ "$out" = EACCES ] || fail "pinned: open /bench/deny/r00000 gave '$out', not EACCES: $(cat "$B/err")"
+n0=$(progs)
+n1=$(progs sbx-bpf run --policy "$POLICY" --)
+[ "$n1" -eq "$n0" ] || fail "pinned: $n0 programs outside, $n1 inside: run loaded programs of its own"
+unload_all
+echo "checked: run enforces the policy with and without a daemon, and loads no program with one"
+echo "from cgroup $(sed -n 's/^0:://p' /proc/self/cgroup)"
+echo "$ROUNDS rounds of $PER runs per condition (plus 1 untimed), of $PER_LOAD for own; conditions: $CONDS"
+
+for c in $CONDS; do : >"$B/ms-$c"; done
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	CHUNK=
+	if [ $((r % 2)) -eq 0 ]; then
+		for c in $(rotate $((r % 3)) $UNPINNED); do chunk "$c"; done
+		daemon_start; chunk pinned; unload_all
+	else
+		daemon_start; chunk pinned; unload_all
+		for c in $(rotate $((r % 3)) $UNPINNED); do chunk "$c"; done
+	fi
+	echo "round $((r + 1))/$ROUNDS p50 ms:$CHUNK"
+	r=$((r + 1))
+done
+
+REF=bwrap
+case " $CONDS " in *" bwrap "*) ;; *) REF=true ;; esac
+for c in $CONDS; do
+	case $c in
+	true) printf '%s (no sandbox)' "$CMD" ;;
+	bwrap) printf 'bwrap --ro-bind / / %s' "$CMD" ;;
+	pinned) printf 'sbx-bpf run, daemon running' ;;
+	own) printf 'sbx-bpf run, own programs' ;;
+	esac
+	printf '\t%s\n' "$(pct_file "$B/ms-$c")"
+done >"$B/rows"
+ref=$(pct_file "$B/ms-$REF")
+echo
+echo "## Start-up: fork() to exit of one command, kernel $(uname -r)"
+awk -F '\t' -v ref="$ref" -v refname="$REF" '
+	BEGIN {
+		split(ref, R, " ")
+		printf "%-34s %9s %9s %9s %6s  %s\n", "condition", "p50 ms", "p95 ms", "mean ms", "runs",
+			"p50 / p95 vs " refname
+	}
+	{
+		split($2, v, " ")
+		printf "%-34s %9.2f %9.2f %9.2f %6d  %5.2f / %5.2f\n", $1, v[1], v[2], v[3], v[4],
+			v[1] / R[1], v[2] / R[2]
+	}' "$B/rows"
+echo
+echo "p50, p95: nearest-rank percentiles of all runs; a run is fork() to waitpid() of the whole"
+echo "command (for sbx-bpf run: policy, cgroup, rules in, $CMD, cleanup). With a daemon running, run"
+echo "loads nothing and also waits up to 300 ms after the command for the daemon's last events"
+echo "(feed_drain in userspace/run.c); without one it loads and verifies its own programs."
+echo "Figures are from QEMU TCG (emulated CPU): only the ratios mean anything."
+echo "Reproduce: SBX_BENCH_ONLY=startup make bench KERNEL=$(uname -r | cut -d. -f1,2)"
