@@ -106,7 +106,13 @@ $(BUILD)/sbx-bpf: $(LIB_SRCS:userspace/%.c=$(BUILD)/static/%.o) $(CMD_SRCS:users
 # --- tests ------------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $< $(LIB_OBJS) -lcmocka $(STATIC_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $< $(LIB_OBJS) $(UNIT_WRAP) \
+		-lcmocka $(STATIC_LIBS)
+
+# resolvers.c against a fake kernel: the loader calls it makes go to the test's __wrap_ functions.
+RESOLVERS_FAKED := get_sandbox replace_sandbox next_sandbox dns_lookup dns_update dns_delete dns_client \
+		   pin_steer unpin_steer steer_pinned
+$(BUILD)/tests/unit/test_resolvers: UNIT_WRAP := $(RESOLVERS_FAKED:%=-Wl,--wrap=loader__%)
 
 $(BUILD)/tests/bpf/fs_match_test: tests/bpf/fs_match_test.c $(BUILD)/tests/bpf/fs_match_test.skel.h \
 		$(LIB_OBJS) | $(BUILD)/tests/bpf

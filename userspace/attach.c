@@ -12,27 +12,38 @@
  * control files. attach goes in this order, each step undone (last first)
  * when a later one fails, so that the old policy, the old limit values and
  * the old record stay when anything fails:
- *   1. check everything: flags, devices, the policy, the cgroup, the pinned
- *      programs, the controllers the limits need;
+ *   1. check everything: flags, devices, the policy, a daemon to run the
+ *      resolver (domain rules), the cgroup, the pinned programs, the
+ *      controllers the limits need;
  *   2. the new rules into the maps, under an id nothing uses yet;
  *   3. the controllers into the parent's cgroup.subtree_control;
  *   4. every limit file read, then written (cglimits.h);
- *   5. the sandbox entry switched to the new policy;
- *   6. the record, with what the limit files held before sbx-bpf;
- *   7. the old rules out.
+ *   5. the record, with what the limit files held before sbx-bpf (and the
+ *      domain rules, for the daemon's resolver);
+ *   6. with domain rules: the daemon starts the cgroup's resolver from that
+ *      record (a re-attach restarts it) and answers its ports;
+ *   7. the sandbox entry switched to the new policy (with those ports);
+ *   8. the old rules out.
  * Limits come before the switch so the cgroup is never under the new
  * policy without its limits; the rules come before the limits because
  * they are what fails most (full maps) and nothing sees them until the
- * switch. detach writes the old limit values back before it removes the
- * policy, and keeps both when a write fails, so it can be run again.
+ * switch; the record comes before the switch because the daemon reads the
+ * domain rules from it. detach writes the old limit values back before it
+ * removes the policy, and keeps both when a write fails, so it can be run
+ * again.
+ *
+ * Domain rules (allowedDomains, deniedDomains) need a resolver, and an
+ * attached cgroup has no sbx-bpf process of its own: the daemon runs one
+ * per cgroup (resolvers.h). Without a daemon, an attach with domain rules
+ * fails: dropping them silently would leave the cgroup without the names
+ * its policy allows (or worse, with names it denies going elsewhere). A
+ * resolver that the switch does not follow (step 7 failed) is put right by
+ * the daemon within a second, from the old record put back.
  *
  * A re-attach keeps the cgroup's grants (grant.c): file grants are compiled
  * on top of the new policy and installed with it in step 2, connect grants
  * are slots of the cgroup, not of the policy, and stay as they are. detach
  * takes them all away with the policy.
- *
- * Not yet (issue 6): the daemon's resolver for domain rules (names do not
- * resolve in an attached cgroup).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -45,6 +56,7 @@
 #include "cglimits.h"
 #include "cgstat.h"
 #include "cli.h"
+#include "evsock.h"
 #include "fsrules.h"
 #include "grants.h"
 #include "loader.h"
@@ -55,6 +67,8 @@
 #include "util.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
+/* The daemon answers a resolver request at once; this is for a daemon that hangs. */
+#define RESOLVER_MS	5000
 /* The limit flags (--cpu, --memory, …) are limits_flag_name(0..): OPT_LIMIT + their index. */
 #define OPT_LIMIT	512
 #define MAX_LIMIT_FLAGS	16
@@ -92,6 +106,8 @@ static void attach_usage(FILE *out)
 		"CGROUP: a sandbox name, or a cgroup v2 path (as for 'stats'). Needs the\n"
 		"programs pinned by 'sbx-bpf daemon'. attach replaces a policy atomically;\n"
 		"the cgroup's grants ('sbx-bpf grant') stay. detach ends them.\n"
+		"A policy with domain rules (allowedDomains, deniedDomains) needs the daemon\n"
+		"running: it runs the cgroup's resolver. Without it, attach fails.\n"
 		"\n"
 		"LIMITS: the flags of 'run' but --timeout (--cpu 150%%, --cpu-weight N, --memory 2G,\n"
 		"--memory-high 1G, --swap-max 0, --io-read-bps DEV=5M, --io-write-bps DEV=5M,\n"
@@ -481,11 +497,86 @@ static void kept_grants_free(struct kept_grants *k)
 	free(k->g);
 }
 
+/* --- the daemon's resolver ---------------------------------------------------------- */
+
+static void no_daemon(int err)
+{
+	if (err == -ENOENT || err == -ECONNREFUSED)
+		p_err("allowedDomains on an attached cgroup need the daemon's resolver: start 'sbx-bpf daemon'");
+	else
+		p_err("allowedDomains on an attached cgroup need the daemon's resolver, and the daemon at %s "
+		      "does not answer: %s", EVSOCK_PATH, strerror(-err));
+}
+
+/* Step 1: a daemon to ask, before anything changes. 0, or 1 after saying why. */
+static int check_daemon(void)
+{
+	json_t *req = json_pack("{s:s}", "cmd", "status"), *ans = NULL;
+	int err = req ? evsock_query(EVSOCK_PATH, req, RESOLVER_MS, &ans) : -ENOMEM;
+
+	json_decref(req);
+	json_decref(ans);
+	if (err)
+		no_daemon(err);
+	return err ? 1 : 0;
+}
+
+/*
+ * Step 6: the daemon starts (or restarts) the resolver of @cgid from its
+ * record, and its ports go into @sb. 0, or 1 after saying why.
+ */
+static int resolver_in(__u64 cgid, struct sbx_sandbox *sb)
+{
+	json_t *req = json_pack("{s:s, s:I}", "cmd", "resolver", "cgroup", (json_int_t)cgid), *ans = NULL;
+	int err = req ? evsock_query(EVSOCK_PATH, req, RESOLVER_MS, &ans) : -ENOMEM;
+	const char *why = json_string_value(json_object_get(ans, "error"));
+	json_int_t p4 = json_integer_value(json_object_get(ans, "port4"));
+	json_int_t p6 = json_integer_value(json_object_get(ans, "port6"));
+	int ret = 1;
+
+	json_decref(req);
+	if (err) {
+		no_daemon(err);
+	} else if (why) {
+		p_err("attach: the daemon cannot run a resolver for the cgroup's domain rules: %s", why);
+	} else if (p4 <= 0 || p4 > 65535 || p6 < 0 || p6 > 65535) {
+		p_err("attach: the daemon's answer names no resolver ports (is it of another build?)");
+	} else {
+		sb->dns_port4 = (__u16)p4;
+		sb->dns_port6 = (__u16)p6;
+		ret = 0;
+	}
+	json_decref(ans);
+	return ret;
+}
+
+/*
+ * The resolver of @cgid goes (detach, or a re-attach without domain
+ * rules): at once rather than at the daemon's next check. Best effort: no
+ * daemon, no resolver.
+ */
+static void resolver_out(__u64 cgid)
+{
+	json_t *req = json_pack("{s:s, s:I}", "cmd", "resolver-stop", "cgroup", (json_int_t)cgid), *ans = NULL;
+
+	if (req && !evsock_query(EVSOCK_PATH, req, RESOLVER_MS, &ans) && json_object_get(ans, "error"))
+		p_warn("the daemon did not stop the resolver of cgroup %llu: %s (it does within a second)",
+		       (unsigned long long)cgid, json_string_value(json_object_get(ans, "error")));
+	json_decref(req);
+	json_decref(ans);
+}
+
+static bool had_resolver(const json_t *record)
+{
+	return json_is_object(json_object_get(record, "resolver"));
+}
+
 /* --- the policy -------------------------------------------------------------------- */
 
 /* Step 2: the rules into the maps, under sb->policy_id. 0, or 1 after saying why. */
-static int rules_in(struct sbx_loader *l, const struct policy *p, bool audit, struct sbx_sandbox *sb,
-		    struct fs_compiled *fs, struct net_compiled *net, struct kept_grants *kept)
+static int rules_in(struct sbx_loader *l, const struct policy *p, bool audit, bool resolver,
+		    struct sbx_sandbox *sb, struct fs_compiled *fs, struct net_compiled *net,
+		    struct kept_grants *kept)
 {
 	char why[256] = "";
 	int err;
@@ -501,13 +592,17 @@ static int rules_in(struct sbx_loader *l, const struct policy *p, bool audit, st
 		p_err("cannot install the policy: %s", why[0] ? why : strerror(-err));
 		return 1;
 	}
-	/* No resolver here yet: port 53 is judged like any other port. */
-	sb->flags = (audit ? SBX_SANDBOX_AUDIT : 0) | (net->sandbox_flags & ~SBX_SANDBOX_DNS);
+	/*
+	 * Without a resolver (no names to judge: it would refuse every one),
+	 * port 53 is judged like any other port, and no answer opens an address.
+	 */
+	sb->flags = (audit ? SBX_SANDBOX_AUDIT : 0) |
+		    (resolver ? net->sandbox_flags : net->sandbox_flags & ~SBX_SANDBOX_DNS);
 	sb->any_depth_mask = fs->any_depth_mask;
 	return 0;
 }
 
-/* Step 5: the sandbox entry, new or switched in one update. 0, or 1 after saying why. */
+/* Step 7: the sandbox entry, new or switched in one update. 0, or 1 after saying why. */
 static int switch_to(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb, bool had)
 {
 	int err = had ? loader__replace_sandbox(l, cgid, sb) :
@@ -519,54 +614,71 @@ static int switch_to(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox 
 }
 
 /*
- * Step 6. Without the record events lose their rule texts, which attach
- * survives as before; limit values to put back and grants are not, since
- * detach could not put the values back, nor grant see the grants. 0, or 1
- * after saying why.
+ * Step 5. Without the record events lose their rule texts, which attach
+ * survives as before; limit values to put back, grants and domain rules
+ * are not, since detach could not put the values back, nor grant see the
+ * grants, nor the daemon run the resolver. 0 with *@written, or 1 after
+ * saying why.
  */
-static int record(const struct state_entry *e, const struct policy *p)
+static int record(const struct state_entry *e, const struct policy *p, bool *written)
 {
 	int err = state_write(SBX_STATE_DIR, e, p);
 
+	*written = !err;
 	if (!err)
 		return 0;
-	if (!e->nr_restore && !json_array_size(e->grants)) {
+	if (!e->nr_restore && !json_array_size(e->grants) && !e->resolver) {
 		p_warn("cannot record the policy under %s: events will not name rules", SBX_STATE_DIR);
 		return 0;
 	}
-	p_err("attach: cannot record the %s under %s: %s", e->nr_restore ? "old limit values" : "grants",
-	      SBX_STATE_DIR, strerror(-err));
+	p_err("attach: cannot record the %s under %s: %s", e->nr_restore ? "old limit values" :
+	      e->resolver ? "domain rules for the daemon's resolver" : "grants", SBX_STATE_DIR, strerror(-err));
 	return 1;
 }
 
-/* Undo switch_to: the old entry back, or none. false when even that failed. */
-static bool switch_back(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *old, bool had)
+/* Undo record(): the old record back (@old), or none. */
+static void record_back(__u64 cgid, const json_t *old)
 {
-	int err = had ? loader__replace_sandbox(l, cgid, old) : loader__remove_sandbox(l, cgid);
+	int err = old ? state_write_record(SBX_STATE_DIR, cgid, old) : state_remove(SBX_STATE_DIR, cgid);
 
 	if (err)
-		p_err("attach: cannot put the old policy back (%s): the new one stays, without a record",
-		      strerror(-err));
-	return !err;
+		p_warn("attach: cannot put back the record %s/%llu.json (%s): events may name the wrong rules",
+		       SBX_STATE_DIR, (unsigned long long)cgid, strerror(-err));
 }
 
-/* Steps 2 to 7 (see the top of the file). 0, or 1 after saying why. */
+/* Steps 5 to 7 (see the top of the file). 0, or 1 after saying why (the record is put back). */
+static int switch_all(struct sbx_loader *l, const struct state_entry *e, const struct policy *p,
+		      struct sbx_sandbox *sb, bool had, const json_t *old_record)
+{
+	bool written;
+	int ret = record(e, p, &written);
+
+	if (!ret && e->resolver)
+		ret = resolver_in(e->cgroup_id, sb);
+	if (!ret)
+		ret = switch_to(l, e->cgroup_id, sb, had);
+	if (ret && written)
+		record_back(e->cgroup_id, old_record);
+	return ret;
+}
+
+/* Steps 2 to 8 (see the top of the file). 0, or 1 after saying why. */
 static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u64 cgid,
 		   struct limits_change *lc)
 {
 	struct fs_compiled fs = {};
 	struct net_compiled net = {};
 	struct sbx_sandbox old, sb = { .policy_id = loader__new_policy_id(l) };
-	bool had = !loader__get_sandbox(l, cgid, &old), undo = true;
+	bool had = !loader__get_sandbox(l, cgid, &old), resolver = net_wants_resolver(p);
 	struct state_entry e = { .cgroup = lc->path, .cgroup_id = cgid, .policy_id = sb.policy_id,
 				 .audit = audit, .limits = lc->want, .nr_limits = lc->nr_want,
-				 .restore = lc->restore };
+				 .restore = lc->restore, .resolver = resolver };
 	struct kept_grants kept = {};
 	int ret;
 
 	if (had)
 		keep_grants(&kept, cgid);
-	ret = rules_in(l, p, audit, &sb, &fs, &net, &kept);
+	ret = rules_in(l, p, audit, resolver, &sb, &fs, &net, &kept);
 	/* Even with none left, so that ids stay unique in the cgroup's record. */
 	if (!kept.dropped && json_is_array(json_object_get(kept.old, "grants"))) {
 		e.grants = json_object_get(kept.old, "grants");
@@ -575,18 +687,18 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u
 	}
 	if (!ret && !(ret = limits_in(lc))) {
 		e.nr_restore = lc->nr_restore;
-		ret = switch_to(l, cgid, &sb, had);
-		if (!ret && (ret = record(&e, p)))
-			undo = switch_back(l, cgid, &old, had);
-		if (ret && undo)
+		ret = switch_all(l, &e, p, &sb, had, kept.old);
+		if (ret)
 			limits_out(lc);
 	}
-	if (ret && undo)
+	if (ret)
 		loader__purge_policy(l, sb.policy_id);
 	else if (had)	/* the new policy is in force */
 		loader__purge_policy(l, old.policy_id);
 	if (!ret && kept.dropped)
 		loader__purge_dns(l, cgid);
+	if (!ret && !resolver && had_resolver(kept.old))
+		resolver_out(cgid);
 	if (!ret)
 		say_kept(&kept, lc->path);
 	kept_grants_free(&kept);
@@ -615,10 +727,10 @@ int do_attach(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	ret = load(&o, &p);
-	if (!ret && p.net.nr_domains)
-		p_warn("attach: allowedDomains need the daemon's resolver, not there yet: names will not resolve");
 	if (!ret)
 		ret = plan_writes(&o, &p, &lc);
+	if (!ret && net_wants_resolver(&p))
+		ret = check_daemon();
 	if (!ret && !(cgid = target_id(o.target, path, sizeof(path), &is_root)))
 		ret = 1;
 	if (!ret && is_root && lc.nr_want) {
@@ -672,6 +784,21 @@ static int restore_limits(__u64 cgid, const char *path)
 	return err ? 1 : 0;
 }
 
+/*
+ * The daemon stops the cgroup's resolver and unpins its steering; the
+ * pins go here too, for a daemon that is not running (with the sandbox
+ * entry gone, they steered nothing anyway).
+ */
+static void detach_resolver(const char *pin_dir, __u64 cgid)
+{
+	json_t *st = state_read(SBX_STATE_DIR, cgid);
+
+	if (had_resolver(st))
+		resolver_out(cgid);
+	loader__unpin_steer(pin_dir, cgid);
+	json_decref(st);
+}
+
 int do_detach(int argc, char **argv)
 {
 	struct attach_opts o = {};
@@ -699,6 +826,8 @@ int do_detach(int argc, char **argv)
 	if (!ret && (ret = loader__remove_sandbox(l, cgid)))
 		p_err("detach: %s", strerror(-ret));
 	if (!ret) {
+		/* The resolver first, so that no answer of its comes after the purge. */
+		detach_resolver(o.pin_dir, cgid);
 		/* Grants go too: file grants are entries of the policy, connect grants slots of the cgroup. */
 		loader__purge_policy(l, sb.policy_id);
 		loader__purge_dns(l, cgid);

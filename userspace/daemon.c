@@ -8,6 +8,12 @@
  * `sbx-bpf unload` removes the pinned set: enforcement ends when no process
  * holds the programs any more.
  *
+ * It also runs the resolvers of attached cgroups whose policies have
+ * domain rules (resolvers.h): `attach` asks for one over the events
+ * socket, and once a second the daemon starts and stops them to match the
+ * sandbox entries, which is how a restarted daemon takes over those of
+ * one that died.
+ *
  * First slice of the host agent (issue 6): attach/detach/list, nested
  * policies, grants and the telemetry sinks build on this; see
  * docs/agent-plan.md.
@@ -24,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <bpf/libbpf.h>
@@ -32,6 +39,7 @@
 #include "events.h"
 #include "evsock.h"
 #include "loader.h"
+#include "resolvers.h"
 #include "sbxstate.h"
 #include "agentconf.h"
 #include "sinks.h"
@@ -69,6 +77,8 @@ static void daemon_usage(FILE *out)
 		"daemon exits, however it exits.\n"
 		"--config FILE: the sinks (JSON lines, OCSF, syslog, Prometheus; docs/agent.md),\n"
 		"default %s when it exists. SIGHUP reopens their files.\n"
+		"It also runs the DNS resolvers of cgroups attached with domain rules\n"
+		"(upstream: /etc/resolv.conf, or SBX_DNS_UPSTREAM=ADDR[:PORT]).\n"
 		"--socket PATH: the events socket that 'sbx-bpf events' and 'status' use\n"
 		"(default %s).\n"
 		"--coalesce-ms N: identical violations within N ms make one record with a\n"
@@ -249,6 +259,7 @@ struct daemon_out {
 	struct sink_set *set;		/* the sinks of --config, or NULL */
 	struct evsock *es;		/* the events socket, or NULL */
 	const struct event_sink *sink;	/* its counters, for status */
+	struct resolvers *rs;		/* the attached cgroups' resolvers */
 };
 
 /*
@@ -281,21 +292,100 @@ static json_t *status_cb(void *ctx)
 {
 	const struct daemon_out *out = ctx;
 
-	return json_pack("{s:s, s:I, s:I, s:I}", "version", SBX_VERSION,
+	return json_pack("{s:s, s:I, s:I, s:I, s:o}", "version", SBX_VERSION,
 			 "events_received", (json_int_t)out->sink->received,
 			 "events_malformed", (json_int_t)out->sink->malformed,
-			 "sink_records_dropped", (json_int_t)(out->set ? sink_set_dropped(out->set) : 0));
+			 "sink_records_dropped", (json_int_t)(out->set ? sink_set_dropped(out->set) : 0),
+			 "resolvers", resolvers_json(out->rs));
+}
+
+/* `attach` (start) and `detach` (stop) asking for an attached cgroup's resolver. */
+static json_t *resolver_cb(void *ctx, bool start, __u64 cgid)
+{
+	struct daemon_out *out = ctx;
+	char why[512];
+	__u16 p4, p6;
+	int err;
+
+	if (!start) {
+		err = resolvers_stop(out->rs, cgid);
+		if (!err)
+			p_warn("stopped the resolver of cgroup %llu (detached)", (unsigned long long)cgid);
+		return json_pack("{s:b}", "stopped", !err);
+	}
+	err = resolvers_start(out->rs, cgid, &p4, &p6, why, sizeof(why));
+	if (err) {
+		p_warn("refused a resolver for cgroup %llu: %s", (unsigned long long)cgid, why);
+		return json_pack("{s:s}", "error", why);
+	}
+	p_warn("started the resolver of cgroup %llu (127.0.0.1:%u, [::1]:%u)", (unsigned long long)cgid, p4, p6);
+	return json_pack("{s:i, s:i}", "port4", (int)p4, "port6", (int)p6);
 }
 
 /* The events socket; without it the daemon still enforces and collects. */
 static struct evsock *open_socket(const char *path, struct daemon_out *out)
 {
-	struct evsock *es = evsock_open(path, &(struct evsock_opts){ .status = status_cb, .status_ctx = out });
+	struct evsock *es = evsock_open(path, &(struct evsock_opts){ .status = status_cb, .status_ctx = out,
+								     .resolver = resolver_cb, .resolver_ctx = out });
 
 	if (!es)
-		p_warn("cannot listen at %s: %s ('sbx-bpf events' and 'status' will not reach the daemon)",
-		       path, strerror(errno));
+		p_warn("cannot listen at %s: %s ('sbx-bpf events' and 'status' will not reach the daemon, "
+		       "nor 'attach' for a resolver)", path, strerror(errno));
 	return es;
+}
+
+/* The names behind domain ids: the resolver of the event's sandbox has them. */
+static const char *domain_name_cb(void *ctx, const struct sbx_event *ev)
+{
+	return resolvers_domain_name(ctx, ev->sandbox_cgroup_id, ev->domain_id);
+}
+
+static void note_cb(void *ctx, const char *msg)
+{
+	(void)ctx;
+	p_warn("%s", msg);
+}
+
+/*
+ * Resolvers to match the sandbox entries (resolvers_sync). Under the
+ * records' lock, so never halfway through an attach; when a command holds
+ * it, next second.
+ */
+static void sync_resolvers(struct resolvers *rs)
+{
+	int lock = state_trylock(SBX_STATE_DIR);
+
+	if (lock < 0)
+		return;
+	resolvers_sync(rs, note_cb, NULL);
+	close(lock);
+}
+
+/*
+ * The attached cgroups' resolvers, none running yet (the first second
+ * adopts those of a daemon that died). Each takes half a dozen
+ * descriptors and up to DNS_MAX_CONNS more: the soft limit (often 1024)
+ * goes up to the hard one; a start that still runs out fails (EMFILE),
+ * and so does its attach. NULL after saying why.
+ */
+static struct resolvers *open_resolvers(struct sbx_loader *l, const char *pin_dir, struct event_sink *sink)
+{
+	struct resolvers *rs;
+	struct rlimit r;
+
+	if (!getrlimit(RLIMIT_NOFILE, &r) && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+	rs = resolvers_new(&(struct resolvers_opts){ .l = l, .pin_dir = pin_dir, .state_dir = SBX_STATE_DIR,
+						     .sink = sink, .upstream = getenv("SBX_DNS_UPSTREAM") });
+	if (!rs) {
+		p_err("out of memory");
+		return NULL;
+	}
+	sink->domain_name = domain_name_cb;
+	sink->domain_ctx = rs;
+	return rs;
 }
 
 /* The sinks of --config (or the default file when it exists); NULL set with no config. 0 or 1. */
@@ -463,21 +553,55 @@ static void gap_tick(struct gap_watch *g, struct sbx_loader *l, struct event_sin
 }
 
 #define SINK_FDS	64
+#define SERVE_FDS	(2 + SINK_FDS + EVSOCK_FDS + RESOLVERS_FDS)
+
+/* What serve() polls, beyond the ring buffer and the signals (fds[0], fds[1]). */
+struct serve_fds {
+	struct pollfd *fds;
+	size_t sinks, sock, dns;	/* how many of each follow fds[2] */
+};
+
+static void serve_pollfds(struct serve_fds *p, struct daemon_out *out, int *timeout)
+{
+	struct pollfd *f = p->fds + 2;
+
+	*timeout = 1000;
+	p->sinks = out->set ? sink_set_pollfds(out->set, f, SINK_FDS, timeout) : 0;
+	p->sock = out->es ? evsock_pollfds(out->es, f + p->sinks, EVSOCK_FDS, timeout) : 0;
+	p->dns = resolvers_pollfds(out->rs, f + p->sinks + p->sock, RESOLVERS_FDS, timeout);
+	if (*timeout < 0 || *timeout > 1000)
+		*timeout = 1000;
+}
+
+/* Once a second: gaps, gauges, the resolvers' housekeeping and their match with the entries. */
+static void serve_second(struct sbx_loader *l, struct event_sink *sink, struct daemon_out *out,
+			 struct gap_watch *gap)
+{
+	gap_tick(gap, l, sink, out);
+	if (out->set)
+		gauges(l, out->set);
+	resolvers_tick(out->rs);
+	sync_resolvers(out->rs);
+}
 
 static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_out *out)
 {
 	struct ring_buffer *rb = events_open(loader__events_fd(l), sink);
-	struct pollfd fds[2 + SINK_FDS + EVSOCK_FDS];
+	struct serve_fds p = { .fds = calloc(SERVE_FDS, sizeof(*p.fds)) };
 	struct sink_set *set = out->set;
 	struct signalfd_siginfo si;
 	struct gap_watch gap = {};
-	time_t last_gauges = 0;
+	time_t last_second = 0;
 	sigset_t mask;
 	int sfd, timeout;
-	size_t n = 0, m;
 
-	if (!rb) {
-		p_err("cannot open the event ring buffer: %s", strerror(errno));
+	if (!rb || !p.fds) {
+		if (!rb)
+			p_err("cannot open the event ring buffer: %s", strerror(errno));
+		else
+			p_err("out of memory");
+		ring_buffer__free(rb);
+		free(p.fds);
 		return 1;
 	}
 	if (events_sweep_open(sink, l))
@@ -489,29 +613,27 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_ou
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	fds[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
-	fds[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	p.fds[0] = (struct pollfd){ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN };
+	p.fds[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	ring_buffer__consume(rb);	/* what waited while no daemon ran */
 	gap_start(&gap, l, sink, out);
 	for (;;) {
-		timeout = 1000;
-		n = set ? sink_set_pollfds(set, fds + 2, SINK_FDS, &timeout) : 0;
-		m = out->es ? evsock_pollfds(out->es, fds + 2 + n, EVSOCK_FDS, &timeout) : 0;
-		if (poll(fds, 2 + n + m, timeout) < 0 && errno != EINTR)
+		serve_pollfds(&p, out, &timeout);
+		if (poll(p.fds, 2 + p.sinks + p.sock + p.dns, timeout) < 0 && errno != EINTR)
 			break;
 		ring_buffer__consume(rb);
 		events_tick(sink);
+		/* Before the socket's requests, which may start and stop resolvers. */
+		resolvers_handle(out->rs, p.fds + 2 + p.sinks + p.sock, p.dns);
 		if (out->es)
-			evsock_handle(out->es, fds + 2 + n, m);
-		if (time(NULL) != last_gauges) {
-			last_gauges = time(NULL);
-			gap_tick(&gap, l, sink, out);
-			if (set)
-				gauges(l, set);
+			evsock_handle(out->es, p.fds + 2 + p.sinks, p.sock);
+		if (time(NULL) != last_second) {
+			last_second = time(NULL);
+			serve_second(l, sink, out, &gap);
 		}
 		if (set)
-			sink_set_handle(set, fds + 2, n);
-		if (!(fds[1].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
+			sink_set_handle(set, p.fds + 2, p.sinks);
+		if (!(p.fds[1].revents & POLLIN) || read(sfd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo != SIGHUP)
 			break;
@@ -523,6 +645,7 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_ou
 	if (out->es)
 		evsock_handle(out->es, NULL, 0);	/* what the watchers can still take */
 	ring_buffer__free(rb);
+	free(p.fds);
 	close(sfd);
 	return 0;
 }
@@ -597,12 +720,15 @@ int do_daemon(int argc, char **argv)
 	sink.forward_ctx = &out;
 	lock = daemon_lock();
 	l = lock >= 0 ? adopt_or_load(o.pin_dir) : NULL;
-	if (l)	/* also on an adopted set: what this daemon was told, not what the last one was */
+	if (l) {	/* also on an adopted set: what this daemon was told, not what the last one was */
 		loader__set_event_limits(l, o.coalesce_ms * 1000000ULL, o.rate, o.burst);
+		out.rs = open_resolvers(l, o.pin_dir, &sink);
+	}
 	/* After the lock: the one daemon replaces a dead one's socket. */
-	out.es = l ? open_socket(o.socket, &out) : NULL;
-	ret = l ? serve(l, &sink, &out) : 1;
+	out.es = out.rs ? open_socket(o.socket, &out) : NULL;
+	ret = out.rs ? serve(l, &sink, &out) : 1;
 	evsock_free(out.es);	/* watchers see the end of the stream */
+	resolvers_free(out.rs);	/* their cgroups' DNS fails until a daemon is back */
 	loader__destroy(l);	/* the pinned links keep the programs attached */
 	if (lock >= 0)
 		close(lock);
@@ -684,6 +810,8 @@ static void print_daemon(const json_t *d)
 	printf("watchers:    %lld, %lld lines dropped for slow watchers\n",
 	       json_integer_value(json_object_get(d, "watchers_connected")),
 	       json_integer_value(json_object_get(d, "lines_dropped")));
+	printf("resolvers:   %zu (attached cgroups with domain rules)\n",
+	       json_array_size(json_object_get(d, "resolvers")));
 }
 
 /* `status`: is enforcement pinned, how full are the maps, is a daemon collecting. */

@@ -468,7 +468,7 @@ void events_emit(struct event_sink *sink, const struct sbx_event *ev)
 		rule_text = sink->rule_text(sink->rule_ctx, ev);
 	sink->received++;
 	if (ev->domain_id && sink->domain_name)
-		domain = sink->domain_name(sink->domain_ctx, ev->domain_id);
+		domain = sink->domain_name(sink->domain_ctx, ev);
 	if (sink->forward)
 		sink->forward(sink->forward_ctx, ev, rule_text, domain);
 	if (sink->human) {

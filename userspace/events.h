@@ -16,8 +16,11 @@
 struct policy;
 struct ring_buffer;
 
-/* The name behind an event's domain_id (the resolver keeps them), or NULL. */
-typedef const char *(*event_domain_fn)(void *ctx, __u32 domain_id);
+/*
+ * The name behind @ev's domain_id (the resolver of @ev's sandbox keeps
+ * them: the daemon runs one per attached cgroup), or NULL.
+ */
+typedef const char *(*event_domain_fn)(void *ctx, const struct sbx_event *ev);
 
 /* The text of @ev's rule when the sink has no policy (the daemon), or NULL. */
 typedef const char *(*event_rule_fn)(void *ctx, const struct sbx_event *ev);

@@ -315,7 +315,12 @@ int evsock_publish(struct evsock *es, const json_t *obj)
 
 /* --- requests ------------------------------------------------------------------------------ */
 
-enum req_cmd { REQ_FOLLOW, REQ_RECENT, REQ_STATUS };
+enum req_cmd { REQ_FOLLOW, REQ_RECENT, REQ_STATUS, REQ_RESOLVER, REQ_RESOLVER_STOP };
+
+static const char *const req_names[] = {
+	[REQ_FOLLOW] = "follow", [REQ_RECENT] = "recent", [REQ_STATUS] = "status",
+	[REQ_RESOLVER] = "resolver", [REQ_RESOLVER_STOP] = "resolver-stop",
+};
 
 struct request {
 	enum req_cmd cmd;
@@ -335,16 +340,34 @@ static int parse_cmd(json_t *req, struct request *r, char *why, size_t sz)
 		snprintf(why, sz, "the request has no \"cmd\" string");
 		return -EINVAL;
 	}
-	if (!strcmp(cmd, "follow"))
-		r->cmd = REQ_FOLLOW;
-	else if (!strcmp(cmd, "recent"))
-		r->cmd = REQ_RECENT;
-	else if (!strcmp(cmd, "status"))
-		r->cmd = REQ_STATUS;
-	else {
-		snprintf(why, sz, "unknown cmd '%.64s' (follow, recent, status)", cmd);
+	for (size_t i = 0; i < sizeof(req_names) / sizeof(req_names[0]); i++) {
+		if (!strcmp(cmd, req_names[i])) {
+			r->cmd = (enum req_cmd)i;
+			return 0;
+		}
+	}
+	snprintf(why, sz, "unknown cmd '%.64s' (follow, recent, status, resolver, resolver-stop)", cmd);
+	return -EINVAL;
+}
+
+static bool is_resolver(enum req_cmd cmd)
+{
+	return cmd == REQ_RESOLVER || cmd == REQ_RESOLVER_STOP;
+}
+
+/* "cgroup": a filter (null: every line) for follow and recent; the resolver's cgroup, required. */
+static int parse_cgroup(const json_t *v, struct request *r, char *why, size_t sz)
+{
+	bool required = is_resolver(r->cmd);
+
+	if (json_is_null(v) && !required)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) <= 0) {
+		snprintf(why, sz, "\"cgroup\" must be a cgroup id (a positive integer)%s",
+			 required ? "" : " or null");
 		return -EINVAL;
 	}
+	r->cgroup = (__u64)json_integer_value(v);
 	return 0;
 }
 
@@ -358,31 +381,45 @@ static int parse_request(json_t *req, struct request *r, char *why, size_t sz)
 	if (parse_cmd(req, r, why, sz))
 		return -EINVAL;
 	json_object_foreach(req, key, v) {
-		bool filter = r->cmd != REQ_STATUS;
-
 		if (!strcmp(key, "cmd"))
 			continue;
-		if (filter && !strcmp(key, "cgroup")) {
-			if (json_is_null(v))
-				continue;
-			if (!json_is_integer(v) || json_integer_value(v) <= 0) {
-				snprintf(why, sz, "\"cgroup\" must be a cgroup id (a positive integer) or null");
+		if (r->cmd != REQ_STATUS && !strcmp(key, "cgroup")) {
+			if (parse_cgroup(v, r, why, sz))
 				return -EINVAL;
-			}
-			r->cgroup = (__u64)json_integer_value(v);
-		} else if (filter && !strcmp(key, "backlog")) {
+		} else if ((r->cmd == REQ_FOLLOW || r->cmd == REQ_RECENT) && !strcmp(key, "backlog")) {
 			if (!json_is_integer(v) || json_integer_value(v) < 0) {
 				snprintf(why, sz, "\"backlog\" must be a number of lines, 0 or more");
 				return -EINVAL;
 			}
 			r->backlog = (size_t)json_integer_value(v);
 		} else {
-			snprintf(why, sz, "unknown key '%.64s' in a %s request", key,
-				 json_string_value(json_object_get(req, "cmd")));
+			snprintf(why, sz, "unknown key '%.64s' in a %s request", key, req_names[r->cmd]);
 			return -EINVAL;
 		}
 	}
+	if (is_resolver(r->cmd) && !r->cgroup) {
+		snprintf(why, sz, "a %s request needs \"cgroup\": the id of an attached cgroup",
+			 req_names[r->cmd]);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* Answered by the owner (the daemon's resolvers); synchronous, as the owner is quick about it. */
+static void handle_resolver(struct evsock *es, struct client *c, const struct request *r)
+{
+	json_t *ans;
+
+	if (!es->o.resolver) {
+		reply_error(c, "this server runs no resolvers");
+		return;
+	}
+	ans = es->o.resolver(es->o.resolver_ctx, r->cmd == REQ_RESOLVER, r->cgroup);
+	if (ans)
+		reply(c, ans);
+	else
+		reply_error(c, "out of memory");
+	json_decref(ans);
 }
 
 static void handle_request(struct evsock *es, struct client *c, size_t len)
@@ -397,6 +434,8 @@ static void handle_request(struct evsock *es, struct client *c, size_t len)
 	}
 	if (parse_request(req, &r, why, sizeof(why))) {
 		reply_error(c, why);
+	} else if (is_resolver(r.cmd)) {
+		handle_resolver(es, c, &r);
 	} else if (r.cmd == REQ_STATUS) {
 		st = evsock_status(es);
 		if (st)

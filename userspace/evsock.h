@@ -9,10 +9,15 @@
  *   {"cmd":"follow","cgroup":ID|null,"backlog":N}  the last N matching lines, then each new one
  *   {"cmd":"recent","cgroup":ID|null,"backlog":N}  the last N matching lines, then the server closes
  *   {"cmd":"status"}                               one object (daemon health), then it closes
+ *   {"cmd":"resolver","cgroup":ID}                 start (or restart) the resolver of an attached
+ *                                                  cgroup: {"port4":N,"port6":M}, then it closes
+ *   {"cmd":"resolver-stop","cgroup":ID}            stop it: {"stopped":true|false}, then it closes
  *
  * A bad request gets {"error":"…"} and the connection is closed. "cgroup"
  * keeps the events whose cgroup_id or sandbox_cgroup_id is ID (exactly:
- * not the cgroups below it). Only uid 0 (or the server's own uid, which is
+ * not the cgroups below it); a resolver request needs it. The resolver
+ * requests are `attach` and `detach` asking the daemon (resolvers.h); a
+ * server without a resolver callback refuses them. Only uid 0 (or the server's own uid, which is
  * 0 for the daemon) may connect: events name the paths of every sandbox.
  *
  * The daemon is never slowed down by a watcher: sockets are non-blocking,
@@ -28,8 +33,10 @@
 #define SBX_EVSOCK_H
 
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <jansson.h>
+#include <linux/types.h>
 
 #define EVSOCK_PATH		"/run/sbx-bpf/events.sock"
 #define EVSOCK_MAX_WATCHERS	64		/* "follow" clients at once */
@@ -43,6 +50,11 @@
 
 /* Fields the owner adds to every status answer (a new object, or NULL). */
 typedef json_t *(*evsock_status_fn)(void *ctx);
+/*
+ * The owner's answer to "resolver" (@start) or "resolver-stop" for the
+ * cgroup @cgid: a new object ({"error": …} to refuse), or NULL (no memory).
+ */
+typedef json_t *(*evsock_resolver_fn)(void *ctx, bool start, __u64 cgid);
 
 struct evsock_opts {
 	size_t max_watchers;		/* 0: EVSOCK_MAX_WATCHERS */
@@ -50,6 +62,8 @@ struct evsock_opts {
 	size_t backlog;			/* 0: EVSOCK_BACKLOG */
 	evsock_status_fn status;	/* may be NULL */
 	void *status_ctx;
+	evsock_resolver_fn resolver;	/* NULL: resolver requests are refused */
+	void *resolver_ctx;
 };
 
 struct evsock;

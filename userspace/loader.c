@@ -19,7 +19,7 @@
 #include "probe.skel.h"
 
 /* The DNS steering programs, attached per sandbox cgroup. */
-#define NR_STEER	8
+#define NR_STEER	LOADER_NR_STEER
 
 /*
  * The maps the library writes, by fd: the same calls work on an object
@@ -501,7 +501,7 @@ int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *o
 	return 0;
 }
 
-int loader__steer_dns(struct sbx_loader *l, int cgroup_fd)
+int loader__steer_links(struct sbx_loader *l, int cgroup_fd, int links[NR_STEER])
 {
 	static const enum bpf_attach_type types[NR_STEER] = {
 		BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT,
@@ -511,23 +511,26 @@ int loader__steer_dns(struct sbx_loader *l, int cgroup_fd)
 	};
 
 	for (int i = 0; i < NR_STEER; i++) {
-		if (l->steer_link[i] >= 0)
-			return -EBUSY;
-		l->steer_link[i] = bpf_link_create(l->steer_fd[i], cgroup_fd, types[i], NULL);
-		if (l->steer_link[i] < 0) {
+		links[i] = bpf_link_create(l->steer_fd[i], cgroup_fd, types[i], NULL);
+		if (links[i] < 0) {
 			int err = -errno;
 
-			for (int j = 0; j <= i; j++) {
-				if (l->steer_link[j] >= 0)
-					close(l->steer_link[j]);
-				l->steer_link[j] = -1;
-			}
+			for (int j = 0; j < i; j++)
+				close(links[j]);
+			for (int j = 0; j < NR_STEER; j++)
+				links[j] = -1;
 			return err;
 		}
 	}
 	return 0;
 }
 
+int loader__steer_dns(struct sbx_loader *l, int cgroup_fd)
+{
+	if (l->steer_link[0] >= 0)
+		return -EBUSY;
+	return loader__steer_links(l, cgroup_fd, l->steer_link);
+}
 
 /* --- pinned state: enforcement that outlives this process -------------------- */
 
@@ -691,34 +694,135 @@ struct sbx_loader *loader__open_pinned(const char *dir)
 	return l;
 }
 
-/* Remove what loader__pin made; the meta first, so a half-removed set is never adopted. */
+/* Unlink every entry of the directory @p (pins; with @depth 1, directories of pins), then it. */
+static int rm_pins(const char *p, int depth)
+{
+	char q[PATH_MAX + 256];
+	struct dirent *e;
+	int err = 0, r;
+	DIR *d = opendir(p);
+
+	if (!d)
+		return 0;	/* none, or not ours to read: nothing we could remove */
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || snprintf(q, sizeof(q), "%s/%s", p, e->d_name) <= 0)
+			continue;
+		r = depth ? rm_pins(q, depth - 1) : (unlink(q) ? -errno : 0);
+		err = err ?: r;
+	}
+	closedir(d);
+	rmdir(p);
+	return err;
+}
+
+/*
+ * Remove what loader__pin made, and the steering pinned for attached
+ * cgroups; the meta first, so a half-removed set is never adopted.
+ */
 int loader__unpin(const char *dir)
 {
-	static const char *const sub[] = { "maps", "links", "progs" };
-	char p[PATH_MAX], q[PATH_MAX + 256];
-	int err = 0;
+	static const struct { const char *name; int depth; } sub[] = {
+		{ "maps", 0 }, { "links", 0 }, { "progs", 0 }, { "steer", 1 },
+	};
+	char p[PATH_MAX];
+	int err = 0, e;
 
 	if (pin_path(p, sizeof(p), dir, "", "meta"))
 		return -ENAMETOOLONG;
 	if (unlink(p) && errno != ENOENT)
 		err = -errno;
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
-		struct dirent *e;
-		DIR *d;
-
-		pin_path(p, sizeof(p), dir, "", sub[i]);
-		d = opendir(p);
-		if (!d)
-			continue;
-		while ((e = readdir(d)))
-			if (e->d_name[0] != '.' && snprintf(q, sizeof(q), "%s/%s", p, e->d_name) > 0 &&
-			    unlink(q) && !err)
-				err = -errno;
-		closedir(d);
-		rmdir(p);
+		pin_path(p, sizeof(p), dir, "", sub[i].name);
+		e = rm_pins(p, sub[i].depth);
+		err = err ?: e;
 	}
 	rmdir(dir);
 	return err;
+}
+
+/* @dir/steer/CGID, made when @make. */
+static int steer_dir(const char *dir, __u64 cgid, char *buf, size_t sz, bool make)
+{
+	char id[24];
+
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)cgid);
+	if (pin_path(buf, sz, dir, "", "steer"))
+		return -ENAMETOOLONG;
+	if (make && mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	if (pin_path(buf, sz, dir, "steer", id))
+		return -ENAMETOOLONG;
+	if (make && mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Is every steering link of the set at @d pinned? */
+static bool steer_complete(const char *d)
+{
+	char p[PATH_MAX];
+
+	for (int i = 0; i < NR_STEER; i++)
+		if (pin_path(p, sizeof(p), d, "", steer_names[i]) || access(p, F_OK))
+			return false;
+	return true;
+}
+
+int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd)
+{
+	int links[NR_STEER], err;
+	char d[PATH_MAX], p[PATH_MAX];
+
+	err = steer_dir(dir, cgid, d, sizeof(d), true);
+	if (err || steer_complete(d))
+		return err;
+	/* A set left half made (a daemon killed while pinning): made again whole. */
+	loader__unpin_steer(dir, cgid);
+	err = steer_dir(dir, cgid, d, sizeof(d), true) ?: loader__steer_links(l, cgroup_fd, links);
+	if (err)
+		return err;
+	for (int i = 0; i < NR_STEER; i++) {
+		if (!err)
+			err = pin_path(p, sizeof(p), d, "", steer_names[i]) ?:
+			      (bpf_obj_pin(links[i], p) ? -errno : 0);
+		close(links[i]);	/* pinned, the link stays */
+	}
+	if (err)
+		loader__unpin_steer(dir, cgid);
+	return err;
+}
+
+int loader__unpin_steer(const char *dir, __u64 cgid)
+{
+	char d[PATH_MAX];
+	int err = steer_dir(dir, cgid, d, sizeof(d), false);
+
+	return err ?: rm_pins(d, 0);
+}
+
+int loader__steer_pinned(const char *dir, __u64 *out, size_t max)
+{
+	char p[PATH_MAX], *end;
+	struct dirent *e;
+	size_t n = 0;
+	DIR *d;
+
+	if (pin_path(p, sizeof(p), dir, "", "steer"))
+		return -ENAMETOOLONG;
+	d = opendir(p);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		unsigned long long id = strtoull(e->d_name, &end, 10);
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || *end)
+			continue;
+		if (n < max)
+			out[n] = id;
+		n++;
+	}
+	closedir(d);
+	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
 bool loader__adopted(const struct sbx_loader *l)

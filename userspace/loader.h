@@ -76,6 +76,9 @@ int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *o
  * loader's: they go with it. 0 or -errno.
  */
 int loader__steer_dns(struct sbx_loader *l, int cgroup_fd);
+/* The same, as links of the caller's: their fds into @links (all or none). 0 or -errno. */
+#define LOADER_NR_STEER	8
+int loader__steer_links(struct sbx_loader *l, int cgroup_fd, int links[LOADER_NR_STEER]);
 
 /*
  * Pinned state (the host agent): loader__pin puts the maps, the LSM links
@@ -92,6 +95,18 @@ int loader__pin(struct sbx_loader *l, const char *dir);
 struct sbx_loader *loader__open_pinned(const char *dir);
 int loader__unpin(const char *dir);
 bool loader__adopted(const struct sbx_loader *l);
+/*
+ * DNS steering of an attached cgroup, pinned under @dir/steer/CGID/ so
+ * that it outlives the daemon that runs the cgroup's resolver: with the
+ * daemon gone, port-53 traffic still goes to the (dead) resolver port and
+ * fails, rather than slipping past the rules (docs/agent.md). Nothing is
+ * done when a whole set is pinned already. 0 or -errno.
+ */
+int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd);
+/* Remove that set (-ENOENT counts as done); the links go with the last reference. */
+int loader__unpin_steer(const char *dir, __u64 cgid);
+/* The cgroups with a pinned set: at most @max ids into @out; how many there are, or -errno. */
+int loader__steer_pinned(const char *dir, __u64 *out, size_t max);
 
 /* Shared sandboxes (attach/detach/list on the pinned set). */
 __u32 loader__new_policy_id(struct sbx_loader *l);

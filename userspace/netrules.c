@@ -82,6 +82,11 @@ static __u32 sandbox_flags(const struct policy_network *n)
 	return f;
 }
 
+bool net_wants_resolver(const struct policy *p)
+{
+	return p->net.nr_domains && (sandbox_flags(&p->net) & SBX_SANDBOX_DNS);
+}
+
 /*
  * What the covering rules say about @port: deny if any deny covers it,
  * else allow if any allow does; the longest prefix names the rule, the

@@ -44,6 +44,12 @@ int net_compile(const struct policy *p, __u32 policy_id, struct net_compiled *ou
 		char *err, size_t errsz);
 void net_compiled_free(struct net_compiled *c);
 
+/*
+ * Does @p send DNS to a resolver (SBX_SANDBOX_DNS above) with names for it
+ * to judge? What decides whether an attached cgroup needs the daemon's.
+ */
+bool net_wants_resolver(const struct policy *p);
+
 /* Write @c into the kernel's net_rules map (all or nothing) / remove it again. */
 int net_install(struct sbx_loader *l, const struct net_compiled *c);
 void net_uninstall(struct sbx_loader *l, const struct net_compiled *c);

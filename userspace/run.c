@@ -507,9 +507,9 @@ static void dns_event_cb(void *ctx, const struct sbx_event *ev)
 	events_emit(((struct run_dns *)ctx)->sink, ev);
 }
 
-static const char *dns_name_cb(void *ctx, __u32 id)
+static const char *dns_name_cb(void *ctx, const struct sbx_event *ev)
 {
-	return dns_domain_name(((struct run_dns *)ctx)->r, id);
+	return dns_domain_name(((struct run_dns *)ctx)->r, ev->domain_id);
 }
 
 static const struct dns_ops run_dns_ops = {

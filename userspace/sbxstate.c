@@ -5,10 +5,12 @@
  * the policy's name, a hash of what it compiled to, the mode, the text of
  * every rule by id, the limit files attach wrote ("limits") and what they
  * held before sbx-bpf first wrote them ("limits_restore"), the file rules
- * as compiled ("fs"), and the cgroup's live grants ("grants", see
- * grants.h). `list` shows it; the daemon, which never saw the policy file,
- * names the rule of each event from it; `detach` puts the old limit values
- * back from it; `grant` compiles the policy's file rules again from it.
+ * as compiled ("fs"), the cgroup's live grants ("grants", see
+ * grants.h), and for an attach with domain rules the rules the daemon's
+ * resolver applies ("resolver"). `list` shows it; the daemon, which never
+ * saw the policy file, names the rule of each event from it and runs the
+ * cgroup's resolver by it; `detach` puts the old limit values back from
+ * it; `grant` compiles the policy's file rules again from it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,6 +92,25 @@ static json_t *fs_rules_json(const struct policy *p)
 	return a;
 }
 
+/*
+ * The domain rules as the resolver applies them, in the policy's order (a
+ * rule id is SBX_RULE_DOMAIN_BASE + index, as in "domains"). Names only:
+ * IP literals and "localhost" are CIDR rules, already in the kernel.
+ */
+static json_t *resolver_json(const struct policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < p->net.nr_domains; i++) {
+		const struct domain_rule *d = &p->net.domains[i];
+
+		json_array_append_new(a, json_pack("{s:s, s:b, s:b, s:i, s:i}", "name", d->name,
+						   "wildcard", d->wildcard, "deny", d->deny,
+						   "lo", (int)d->lo, "hi", (int)d->hi));
+	}
+	return json_pack("{s:b, s:o}", "allow_all_domains", p->net.allow_all_domains, "domains", a);
+}
+
 /* A re-attach keeps the cgroup's grants (re-installed on the new policy id). */
 static int keep_grants(json_t *o, const struct state_entry *e)
 {
@@ -122,7 +143,11 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 		      "limits_restore", state_limits_json(e->restore, e->nr_restore));
 	if (!o)
 		return -ENOMEM;
-	err = keep_grants(o, e) ?: state_write_record(dir, e->cgroup_id, o);
+	err = keep_grants(o, e);
+	if (!err && e->resolver && json_object_set_new(o, "resolver", resolver_json(p)))
+		err = -ENOMEM;
+	if (!err)
+		err = state_write_record(dir, e->cgroup_id, o);
 	json_decref(o);
 	return err;
 }
@@ -145,7 +170,7 @@ int state_write_record(const char *dir, __u64 cgid, const json_t *record)
 	return err;
 }
 
-int state_lock(const char *dir)
+static int lock(const char *dir, int how)
 {
 	char path[PATH_MAX];
 	int fd, err = mkdir_p(dir);
@@ -157,12 +182,22 @@ int state_lock(const char *dir)
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (flock(fd, LOCK_EX)) {
+	if (flock(fd, how)) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+int state_lock(const char *dir)
+{
+	return lock(dir, LOCK_EX);
+}
+
+int state_trylock(const char *dir)
+{
+	return lock(dir, LOCK_EX | LOCK_NB);
 }
 
 int state_remove(const char *dir, __u64 cgid)
@@ -275,4 +310,53 @@ int state_limits(const json_t *st, const char *key, struct limit_write *out, siz
 			err = push_limit(out, max, &n, file, v);
 	}
 	return err ? err : (int)n;
+}
+
+/* One entry of "resolver"."domains" into @d. 0 or -EINVAL / -ENOMEM. */
+static int domain_from(const json_t *j, const json_t *text, struct domain_rule *d)
+{
+	const json_t *name = json_object_get(j, "name"), *lo = json_object_get(j, "lo"),
+		     *hi = json_object_get(j, "hi");
+	const json_t *wild = json_object_get(j, "wildcard"), *deny = json_object_get(j, "deny");
+
+	if (!json_is_string(name) || json_string_length(name) > 253 || !json_is_boolean(wild) ||
+	    !json_is_boolean(deny) || !json_is_integer(lo) || !json_is_integer(hi) ||
+	    json_integer_value(lo) < 0 || json_integer_value(lo) > json_integer_value(hi) ||
+	    json_integer_value(hi) > 65535)
+		return -EINVAL;
+	d->name = strdup(json_string_value(name));
+	d->text = json_is_string(text) ? strdup(json_string_value(text)) : NULL;
+	if (!d->name)
+		return -ENOMEM;
+	d->wildcard = json_is_true(wild);
+	d->deny = json_is_true(deny);
+	d->lo = (__u16)json_integer_value(lo);
+	d->hi = (__u16)json_integer_value(hi);
+	return 0;
+}
+
+int state_resolver(const json_t *st, struct policy *p)
+{
+	const json_t *r = json_object_get(st, "resolver"), *doms = json_object_get(r, "domains");
+	const json_t *all = json_object_get(r, "allow_all_domains"), *texts = json_object_get(st, "domains");
+	size_t n = json_array_size(doms);
+	int err = 0;
+
+	if (!r)
+		return -ENOENT;
+	if (!json_is_object(r) || !json_is_array(doms) || !json_is_boolean(all))
+		return -EINVAL;
+	p->net.domains = n ? calloc(n, sizeof(*p->net.domains)) : NULL;
+	if (n && !p->net.domains)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++) {
+		err = domain_from(json_array_get(doms, i), json_array_get(texts, i), &p->net.domains[i]);
+		p->net.nr_domains = i + 1;	/* freed by policy_free(), even half made */
+	}
+	p->net.allow_all_domains = json_is_true(all);
+	p->mode = !strcmp(json_string_value(json_object_get(st, "mode")) ?: "", "audit") ?
+		  POLICY_AUDIT : POLICY_ENFORCE;
+	if (err)
+		policy_free(p);
+	return err;
 }

@@ -31,6 +31,11 @@ struct state_entry {
 	const json_t *grants;
 	__u32 next_grant_id;
 	__u64 grants_fs_until_ns;	/* the expiry the file grants' entries got (grants.h) */
+	/*
+	 * The daemon runs the cgroup's resolver (an attach with domain rules):
+	 * the record gets the rules it applies ("resolver", state_resolver()).
+	 */
+	bool resolver;
 };
 
 /* Record @e with @p's name, hash and rule texts (replacing an earlier record). 0 or -errno. */
@@ -43,6 +48,8 @@ int state_write_record(const char *dir, __u64 cgid, const json_t *record);
  * descriptor to close, or -errno.
  */
 int state_lock(const char *dir);
+/* The same without waiting: -EWOULDBLOCK while another holds it (the daemon's once-a-second check). */
+int state_trylock(const char *dir);
 int state_remove(const char *dir, __u64 cgid);
 /* The record of @cgid (caller owns it), or NULL. */
 json_t *state_read(const char *dir, __u64 cgid);
@@ -55,6 +62,16 @@ const char *state_rule_text(const json_t *st, __u32 rule_id);
  * value that is not a string, -E2BIG past @max.
  */
 int state_limits(const json_t *st, const char *key, struct limit_write *out, size_t max);
+/*
+ * The domain rules of a record written with e->resolver, for the daemon's
+ * resolver (which never saw the policy): @p, zeroed by the caller, gets
+ * net.domains (rule ids as in the policy: the record's "domains" texts
+ * name them), net.allow_all_domains and the mode; policy_free() frees it.
+ * 0; -ENOENT for a record without them (not the daemon's to resolve: a
+ * `run`'s, or an attach without domain rules); -EINVAL for one this build
+ * cannot read; -ENOMEM.
+ */
+int state_resolver(const json_t *st, struct policy *p);
 /* {"memory.max": "67108864", "io.max": ["8:0 wbps=5000000"], …}: the shape of records and `list --json`. */
 json_t *state_limits_json(const struct limit_write *w, size_t n);
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `attach`'s limit flags with the real binary: flags, devices and the
-# policy's limits are checked before the cgroup, the pinned programs or any
-# file is touched, so a bad value exits 2 naming the flag and the value on
-# any host (this one's kernel refuses LSM programs: attach cannot get further).
+# `attach`'s limit flags and domain rules with the real binary: flags, devices,
+# the policy's limits, and a daemon to run the resolver of its domain rules,
+# are checked before the cgroup, the pinned programs or any file is touched,
+# so a bad value exits 2 naming the flag and the value, and domain rules
+# without a daemon exit 1, on any host (this one's kernel refuses LSM
+# programs: attach cannot get further).
 # Prints one "PASS name" / "FAIL name: why" line per check.
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${BUILD:-$ROOT/build}/sbx-bpf
@@ -63,6 +65,30 @@ if [ -n "$V2" ]; then
 	has root-message err "has no limit files; limit a cgroup below it"
 	"$B" attach "$V2" --policy p.json --pin-dir "$W/pins" >out 2>err; check root-without-limits-exit-1 "$?" 1
 	has root-without-limits-needs-pins err "no usable programs pinned at $W/pins"
+fi
+# Domain rules need the daemon's resolver: without a daemon, refused before the
+# cgroup or the pinned programs are looked at (fail closed, nothing changed).
+if [ ! -e /run/sbx-bpf/events.sock ]; then
+	echo '{ "network": { "allowedDomains": [ "one.test" ] } }' >dom.json
+	"$B" attach "$CG" --policy dom.json --pin-dir "$W/pins" >out 2>err; check domains-no-daemon-exit-1 "$?" 1
+	check domains-no-daemon-message "$(cat err)" \
+		"sbx-bpf: error: allowedDomains on an attached cgroup need the daemon's resolver: start 'sbx-bpf daemon'"
+	"$B" --json attach "$CG" --policy dom.json --pin-dir "$W/pins" >out 2>/dev/null
+	jq -e '.error | test("need the daemon.s resolver")' out >/dev/null && pass domains-no-daemon-json ||
+		fail domains-no-daemon-json "$(cat out)"
+	# deniedDomains under allowAllDomains still have names to refuse.
+	echo '{ "network": { "allowAllDomains": true, "deniedDomains": [ "two.test" ] } }' >deny.json
+	"$B" attach "$CG" --policy deny.json --pin-dir "$W/pins" >out 2>err; check denied-no-daemon-exit-1 "$?" 1
+	has denied-no-daemon-message err "need the daemon's resolver"
+	# No names to judge (allowAllDomains alone, IP literals, no network section): no resolver needed.
+	nodns() {
+		echo "$2" >nodns.json
+		"$B" attach "$CG" --policy nodns.json --pin-dir "$W/pins" >out 2>err
+		has "no-daemon-needed-$1" err "cannot find cgroup '$CG'"
+	}
+	nodns allow-all-domains '{ "network": { "allowAllDomains": true } }'
+	nodns ip-literal '{ "network": { "allowedDomains": [ "10.1.2.3" ] } }'
+	nodns no-names '{ "filesystem": { "denyRead": [ "/nonexistent-sbx/secret" ] } }'
 fi
 check no-record-written "$(records)" "$before"
 [ ! -e "$CG" ] && pass no-cgroup-created || fail no-cgroup-created "$CG exists"

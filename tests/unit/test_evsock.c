@@ -630,6 +630,96 @@ static void test_hangup_removed(void **state)
 	reader_free(c);
 }
 
+/* What the owner's resolver callback was asked, and answers. */
+struct resolver_calls {
+	int calls;
+	bool start;
+	__u64 cgid;
+};
+
+static json_t *resolver_cb(void *ctx, bool start, __u64 cgid)
+{
+	struct resolver_calls *rc = ctx;
+
+	rc->calls++;
+	rc->start = start;
+	rc->cgid = cgid;
+	if (cgid == 13)
+		return json_pack("{s:s}", "error", "no room");
+	return start ? json_pack("{s:i, s:i}", "port4", 5353, "port6", 5354) : json_pack("{s:b}", "stopped", 1);
+}
+
+/* "resolver" and "resolver-stop" reach the owner with their cgroup; its answer is the reply. */
+static void test_resolver_requests(void **state)
+{
+	struct fixture *f = *state;
+	struct resolver_calls rc = {};
+	struct evsock *es = open_es(f, &(struct evsock_opts){ .resolver = resolver_cb, .resolver_ctx = &rc });
+	json_t *ans;
+	int err;
+
+	ans = query_in_child(es, f->path, "{\"cmd\":\"resolver\",\"cgroup\":4242}", &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(rc.calls, 1);
+	assert_true(rc.start);
+	assert_int_equal(rc.cgid, 4242);
+	assert_int_equal(json_integer_value(json_object_get(ans, "port4")), 5353);
+	assert_int_equal(json_integer_value(json_object_get(ans, "port6")), 5354);
+	json_decref(ans);
+
+	ans = query_in_child(es, f->path, "{\"cgroup\":4243,\"cmd\":\"resolver-stop\"}", &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(rc.calls, 2);
+	assert_false(rc.start);
+	assert_int_equal(rc.cgid, 4243);
+	assert_true(json_is_true(json_object_get(ans, "stopped")));
+	json_decref(ans);
+
+	/* A refusal is the owner's error, as it said it. */
+	ans = query_in_child(es, f->path, "{\"cmd\":\"resolver\",\"cgroup\":13}", &err);
+	assert_int_equal(err, 0);
+	assert_string_equal(json_string_value(json_object_get(ans, "error")), "no room");
+	json_decref(ans);
+	assert_int_equal(evsock_watchers(es), 0);
+}
+
+/* The strict parser: a resolver request names one cgroup and nothing else; no callback, no resolvers. */
+static void test_resolver_bad_requests(void **state)
+{
+	static const struct { const char *req, *says; } bad[] = {
+		{ "{\"cmd\":\"resolver\"}\n", "a resolver request needs \"cgroup\"" },
+		{ "{\"cmd\":\"resolver-stop\"}\n", "a resolver-stop request needs \"cgroup\"" },
+		{ "{\"cmd\":\"resolver\",\"cgroup\":null}\n", "\"cgroup\" must be a cgroup id (a positive integer)" },
+		{ "{\"cmd\":\"resolver\",\"cgroup\":0}\n", "\"cgroup\" must be" },
+		{ "{\"cmd\":\"resolver\",\"cgroup\":-4}\n", "\"cgroup\" must be" },
+		{ "{\"cmd\":\"resolver\",\"cgroup\":\"/sys/fs/cgroup/x\"}\n", "\"cgroup\" must be" },
+		{ "{\"cmd\":\"resolver\",\"cgroup\":5,\"backlog\":1}\n",
+		  "unknown key 'backlog' in a resolver request" },
+		{ "{\"cmd\":\"resolver-stop\",\"cgroup\":5,\"port4\":53}\n",
+		  "unknown key 'port4' in a resolver-stop request" },
+		{ "{\"cmd\":\"resolver\",\"cgroup\":5,\"cgroup\":6}\n", "not JSON" },
+		{ "{\"cmd\":\"Resolver\",\"cgroup\":5}\n", "unknown cmd 'Resolver'" },
+	};
+	struct fixture *f = *state;
+	struct resolver_calls rc = {};
+	struct evsock *es = open_es(f, &(struct evsock_opts){ .resolver = resolver_cb, .resolver_ctx = &rc });
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		expect_error(es, f->path, bad[i].req, strlen(bad[i].req), bad[i].says);
+	assert_int_equal(rc.calls, 0);
+	evsock_free(es);
+	f->es = NULL;
+
+	/* A server without the callback refuses them, whatever the cgroup. */
+	es = open_es(f, NULL);
+	for (size_t i = 0; i < 2; i++) {
+		const char *req = i ? "{\"cmd\":\"resolver-stop\",\"cgroup\":5}\n" :
+				      "{\"cmd\":\"resolver\",\"cgroup\":5}\n";
+
+		expect_error(es, f->path, req, strlen(req), "runs no resolvers");
+	}
+}
+
 /* Only root: another uid that reaches the socket (here chmod'ed open) is refused. */
 static void test_peer_uid(void **state)
 {
@@ -680,6 +770,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hangup_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_uid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolver_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolver_bad_requests, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

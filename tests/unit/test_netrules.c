@@ -306,6 +306,9 @@ static void test_sandbox_flags(void **state)
 		compile_ok(&p, &c);
 		if (c.sandbox_flags != cases[i].flags)
 			fail_msg("%s: flags %#x, want %#x", cases[i].net, c.sandbox_flags, cases[i].flags);
+		/* None of these has a name for a resolver to judge (the third: allowAllDomains' own flag). */
+		if (net_wants_resolver(&p) != (i == 2))
+			fail_msg("%s: wants a resolver: %d", cases[i].net, net_wants_resolver(&p));
 		net_compiled_free(&c);
 		policy_free(&p);
 	}
@@ -328,6 +331,34 @@ static void verdict(const struct policy *p, const char *name, bool allowed, __u3
 }
 
 #define DOM(i) (SBX_RULE_DOMAIN_BASE + (i))
+
+/* An attached cgroup needs the daemon's resolver when there are names and DNS goes to one. */
+static void test_wants_resolver(void **state)
+{
+	static const struct {
+		const char *net;
+		bool wants;
+	} cases[] = {
+		{ "{\"allowedDomains\": [\"a.example\"]}", true },
+		{ "{\"deniedDomains\": [\"a.example\"]}", true },
+		{ "{\"allowedDomains\": [\"*.a.example:443\"], \"allowAllDomains\": false}", true },
+		{ "{\"allowAllDomains\": true, \"deniedDomains\": [\"a.example\"]}", true },
+		{ "{\"allowAllDomains\": true, \"allowedDomains\": [\"a.example\"]}", false },
+		{ "{\"allowedDomains\": [\"10.0.0.1\", \"localhost\", \"[::1]\"]}", false },
+		{ "{\"allow\": [\"10.0.0.0/8\"]}", false },
+	};
+	char json[256];
+	struct policy p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(json, sizeof(json), "{\"network\": %s}", cases[i].net);
+		load(&p, json);
+		if (net_wants_resolver(&p) != cases[i].wants)
+			fail_msg("%s: wants a resolver: %d", cases[i].net, !cases[i].wants);
+		policy_free(&p);
+	}
+}
 
 static void test_domain_verdicts(void **state)
 {
@@ -415,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_v6_default_covers_v4),
 		cmocka_unit_test(test_range_limit),
 		cmocka_unit_test(test_sandbox_flags),
+		cmocka_unit_test(test_wants_resolver),
 		cmocka_unit_test(test_domain_verdicts),
 		cmocka_unit_test(test_domain_deny_all),
 		cmocka_unit_test(test_domain_first_listed),

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "netrules.h"
 #include "policy.h"
 #include "sbx_abi.h"
 #include "sbxstate.h"
@@ -171,6 +172,118 @@ static void test_limits_read_back(void **state)
 	json_decref(st);
 }
 
+/* The verdict of every name is the same from the record as from the policy. */
+static void same_verdicts(const struct policy *a, const struct policy *b)
+{
+	static const char *const names[] = {
+		"one.test", "ONE.test.", "x.one.test", "api.npm.example", "npm.example", "a.b.npm.example",
+		"bad.npm.example", "two.test", "ported.test", "x.ported.test", "", "test",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct domain_verdict va, vb;
+
+		net_domain_verdict(a, names[i], &va);
+		net_domain_verdict(b, names[i], &vb);
+		if (va.allowed != vb.allowed || va.rule_id != vb.rule_id || va.lo != vb.lo || va.hi != vb.hi)
+			fail_msg("'%s': policy %d/%x/%u-%u, record %d/%x/%u-%u", names[i], va.allowed, va.rule_id,
+				 va.lo, va.hi, vb.allowed, vb.rule_id, vb.lo, vb.hi);
+	}
+}
+
+/* What an attach with domain rules records for the daemon's resolver, and reads back. */
+static void test_resolver_roundtrip(void **state)
+{
+	char dir[] = "/tmp/sbxstate.XXXXXX";
+	struct state_entry e = { .cgroup = "/sys/fs/cgroup/a", .cgroup_id = 99, .policy_id = 5,
+				 .audit = true, .resolver = true };
+	struct policy p, back = {};
+	json_t *st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	load(&p, "{ \"network\": { \"allowedDomains\": [ \"one.test\", \"*.npm.example\", \"10.1.2.3\","
+		 "  \"ported.test:8080\" ], \"deniedDomains\": [ \"bad.npm.example\" ] } }");
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	st = state_read(dir, 99);
+	assert_int_equal(state_resolver(st, &back), 0);
+	/* Names only (10.1.2.3 is a CIDR rule), in the policy's order: rule ids and texts stay the policy's. */
+	assert_int_equal(back.net.nr_domains, p.net.nr_domains);
+	for (size_t i = 0; i < p.net.nr_domains; i++) {
+		assert_string_equal(back.net.domains[i].name, p.net.domains[i].name);
+		assert_int_equal(back.net.domains[i].wildcard, p.net.domains[i].wildcard);
+		assert_int_equal(back.net.domains[i].deny, p.net.domains[i].deny);
+		assert_int_equal(back.net.domains[i].lo, p.net.domains[i].lo);
+		assert_int_equal(back.net.domains[i].hi, p.net.domains[i].hi);
+		assert_string_equal(back.net.domains[i].text, p.net.domains[i].text);
+		assert_string_equal(state_rule_text(st, SBX_RULE_DOMAIN_BASE + (__u32)i), p.net.domains[i].text);
+	}
+	assert_int_equal(back.net.domains[2].lo, 8080);
+	assert_int_equal(back.net.domains[2].hi, 8080);
+	assert_false(back.net.allow_all_domains);
+	assert_int_equal(back.mode, POLICY_AUDIT);
+	same_verdicts(&p, &back);
+	json_decref(st);
+	policy_free(&back);
+	policy_free(&p);
+
+	/* allowAllDomains with names to refuse. */
+	e.audit = false;
+	load(&p, "{ \"network\": { \"allowAllDomains\": true, \"deniedDomains\": [ \"two.test\" ] } }");
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	st = state_read(dir, 99);
+	assert_int_equal(state_resolver(st, &back), 0);
+	assert_true(back.net.allow_all_domains);
+	assert_int_equal(back.mode, POLICY_ENFORCE);
+	same_verdicts(&p, &back);
+	json_decref(st);
+	policy_free(&back);
+
+	/* Not the daemon's to resolve: no "resolver" (a `run`'s record, an attach without domains). */
+	e.resolver = false;
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	st = state_read(dir, 99);
+	assert_int_equal(state_resolver(st, &back), -ENOENT);
+	assert_int_equal(back.net.nr_domains, 0);
+	json_decref(st);
+	policy_free(&p);
+	state_remove(dir, 99);
+	rmdir(dir);
+}
+
+/* A record this build cannot read gives no resolver rather than other rules. */
+static void test_resolver_bad_records(void **state)
+{
+	static const char *const bad[] = {
+		"{\"resolver\": []}",
+		"{\"resolver\": {\"domains\": []}}",
+		"{\"resolver\": {\"allow_all_domains\": false}}",
+		"{\"resolver\": {\"allow_all_domains\": 0, \"domains\": []}}",
+		"{\"resolver\": {\"allow_all_domains\": false, \"domains\": [\"one.test\"]}}",
+		"{\"resolver\": {\"allow_all_domains\": false, \"domains\": [{\"name\": \"a\", \"wildcard\": false,"
+		"  \"deny\": false, \"lo\": 0}]}}",
+		"{\"resolver\": {\"allow_all_domains\": false, \"domains\": [{\"name\": \"a\", \"wildcard\": false,"
+		"  \"deny\": false, \"lo\": 90, \"hi\": 80}]}}",
+		"{\"resolver\": {\"allow_all_domains\": false, \"domains\": [{\"name\": \"a\", \"wildcard\": false,"
+		"  \"deny\": false, \"lo\": 0, \"hi\": 65536}]}}",
+		"{\"resolver\": {\"allow_all_domains\": false, \"domains\": [{\"name\": \"ok\", \"wildcard\": false,"
+		"  \"deny\": false, \"lo\": 0, \"hi\": 1}, {\"name\": 7, \"wildcard\": false, \"deny\": false,"
+		"  \"lo\": 0, \"hi\": 1}]}}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *st = json_loads(bad[i], 0, NULL);
+		struct policy p = {};
+
+		assert_non_null(st);
+		if (state_resolver(st, &p) != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+		assert_int_equal(p.net.nr_domains, 0);	/* nothing half read is left */
+		json_decref(st);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +291,8 @@ int main(void)
 		cmocka_unit_test(test_hash_follows_policy),
 		cmocka_unit_test(test_limits_roundtrip),
 		cmocka_unit_test(test_limits_read_back),
+		cmocka_unit_test(test_resolver_roundtrip),
+		cmocka_unit_test(test_resolver_bad_records),
 	};
 
 	return cmocka_run_group_tests_name("sbxstate", tests, NULL, NULL);

@@ -1,0 +1,142 @@
+# Domain rules on an attached cgroup: the daemon runs the cgroup's resolver
+# (started by `attach`, its ports in the sandbox entry); refused names are
+# events of the daemon's naming the cgroup; a daemon killed with -9 leaves
+# DNS failing, not open (the steering stays pinned, aimed at a dead port);
+# a restarted daemon adopts the cgroup with a new resolver; a re-attach
+# restarts it with the new rules, or stops it; detach stops it; and an
+# attach with domain rules while no daemon runs changes nothing.
+. /sbx/tests/e2e/lib.sh
+cd "$W"
+
+PIN=/sys/fs/bpf/sbx
+CG=/sys/fs/cgroup/e2e-attach-dns
+mkdir -p "$CG" www
+echo hello >www/index.html
+CGID=$(stat -c %i "$CG")
+rec=/run/sbx-bpf/sandboxes/$CGID.json
+# inside CMD…: run CMD in the attached cgroup.
+inside() { sh -c 'echo $$ >'"$CG"'/cgroup.procs && exec "$@"' sh "$@"; }
+# code URL: the HTTP status curl gets inside the cgroup (000: no name, or no connection).
+code() { inside curl -s -o /dev/null -m 10 -w '%{http_code}' "$1" 2>/dev/null; }
+# The daemon's resolvers for the cgroup (status), as [{cgroup_id, port4, port6}].
+resolvers() { sbx-bpf status --json 2>/dev/null | jq -c "[.daemon.resolvers[]? | select(.cgroup_id == $CGID)]"; }
+# wait_resolvers N: up to 10 s for N of them; prints how many there are.
+wait_resolvers() {
+	i=0
+	while [ "$(resolvers | jq length)" != "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	resolvers | jq length
+}
+# wait_event NAME FILE FILTER: up to 5 s for an event matching FILTER in FILE.
+wait_event() {
+	i=0
+	while [ $i -lt 50 ] && [ "$(jq -s "$3" "$2" 2>/dev/null)" != true ]; do sleep 0.1; i=$((i + 1)); done
+	check_json "$1" "$2" "$3"
+}
+
+# Upstream DNS (TTL 60 s); the configured server does not exist: steering makes that irrelevant.
+dnsmasq --no-resolv --no-hosts --listen-address=127.0.0.1 --bind-interfaces --port=53 \
+	--pid-file="$W/dnsmasq.pid" --host-record=one.test,127.0.0.2,60 \
+	--host-record=two.test,127.0.0.3,60 || fail setup/dnsmasq "dnsmasq did not start"
+cp /etc/resolv.conf "$W/resolv.conf.orig" 2>/dev/null
+echo "nameserver 10.9.9.9" >/etc/resolv.conf
+export SBX_DNS_UPSTREAM=127.0.0.1:53	# for the daemon's resolvers
+python3 -m http.server --bind :: --directory "$W/www" 8080 >/dev/null 2>&1 &
+HTTP=$!
+for i in $(seq 50); do sbx-probe connect 127.0.0.2 8080 >/dev/null 2>&1 && break; sleep 0.2; done
+
+echo '{ "network": { "allowedDomains": [ "one.test" ] } }' >one.json
+echo '{ "network": { "allowedDomains": [ "two.test" ] } }' >two.json
+echo '{ "network": { "allow": [ "127.0.0.3:8080" ] } }' >nodns.json
+
+sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
+D=$!
+wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d1.err")"
+
+# --- attach: the daemon's resolver serves the cgroup -----------------------------------
+sbx-bpf attach "$CG" --policy one.json 2>"$W/a.err"
+check attach/exit "$?" 0
+check attach/one-resolver "$(resolvers | jq length)" 1
+check attach/record-has-rules "$(jq -c '.resolver.domains | map(.name)' "$rec" 2>&1)" '["one.test"]'
+[ -e "$PIN/steer/$CGID/net_connect4" ] && pass attach/steering-pinned ||
+	fail attach/steering-pinned "$(ls -R "$PIN/steer" 2>&1 | head)"
+check attach/before-lookup "$(inside sbx-probe connect 127.0.0.2 8080 2>/dev/null)" EACCES
+check dns/allowed "$(code http://one.test:8080/)" 200
+check dns/refused "$(code http://two.test:8080/)" 000
+check dns/refused-address-closed "$(inside sbx-probe connect 127.0.0.3 8080 2>/dev/null)" EACCES
+# Port 53 of any server goes to the resolver (dnsmasq's own port included).
+check dns/port53-steered "$(inside sbx-probe connect 127.0.0.1 53 2>/dev/null)" OK
+check outside/unchanged "$(sbx-probe connect 127.0.0.3 8080 2>/dev/null)" OK
+# The refused name is the daemon's event, naming the cgroup, on all its outputs.
+wait_event event/denied-dns "$W/ev1.json" \
+	"any(.[]; .op == \"dns\" and .verdict == \"denied\" and .domain == \"two.test\" and .path == \"two.test\"
+	 and .sandbox_cgroup_id == $CGID and (.rule.text | test(\"allowedDomains\")))"
+grep -q 'denied dns two.test' "$W/d1.err" && pass event/human-line || fail event/human-line "$(tail -5 "$W/d1.err")"
+out=$(sbx-bpf events --json --backlog 1024 --cgroup "$CGID" | jq -s 'any(.[]; .op == "dns" and .domain == "two.test")')
+check event/socket "$out" true
+P1=$(resolvers | jq -c '.[0] | [.port4, .port6]')
+
+# --- kill -9: DNS fails closed ---------------------------------------------------------
+kill -9 "$D"; wait "$D" 2>/dev/null
+check kill9/lookup-fails "$(code http://one.test:8080/)" 000
+# Still steered, to the dead port: no server on port 53 is reachable instead.
+check kill9/port53-not-open "$(inside sbx-probe connect 127.0.0.1 53 2>/dev/null)" ECONNREFUSED
+[ -e "$PIN/steer/$CGID/net_connect4" ] && pass kill9/steering-stays || fail kill9/steering-stays "gone"
+# No daemon to ask: a re-attach with domain rules is refused, and the cgroup keeps its policy.
+cp "$rec" "$W/rec.before"
+sbx-bpf attach "$CG" --policy two.json 2>"$W/dead.err"
+check kill9/attach-exit-1 "$?" 1
+grep -qF "allowedDomains on an attached cgroup need the daemon's resolver: start 'sbx-bpf daemon'" "$W/dead.err" &&
+	pass kill9/attach-message || fail kill9/attach-message "$(cat "$W/dead.err")"
+cmp -s "$rec" "$W/rec.before" && pass kill9/record-unchanged || fail kill9/record-unchanged "$(cat "$rec")"
+
+# --- restart: the new daemon adopts the cgroup with a new resolver ---------------------
+sbx-bpf daemon --events "$W/ev2.json" 2>"$W/d2.err" &
+D=$!
+check restart/adopted "$(wait_resolvers 1)" 1
+grep -q "started the resolver of cgroup $CGID" "$W/d2.err" && pass restart/said || fail restart/said "$(cat "$W/d2.err")"
+P2=$(resolvers | jq -c '.[0] | [.port4, .port6]')
+[ -n "$P2" ] && [ "$P2" != "$P1" ] && pass restart/new-ports || fail restart/new-ports "before $P1, after $P2"
+check restart/lookup-works "$(code http://one.test:8080/)" 200
+check restart/still-refused "$(code http://two.test:8080/)" 000
+wait_event restart/event "$W/ev2.json" "any(.[]; .op == \"dns\" and .domain == \"two.test\" and .sandbox_cgroup_id == $CGID)"
+
+# --- re-attach: the resolver restarts with the new rules; the old answers go with it ----
+sbx-bpf attach "$CG" --policy two.json 2>"$W/re.err"
+check reattach/exit "$?" 0
+check reattach/one-resolver "$(resolvers | jq length)" 1
+check reattach/old-answer-gone "$(inside sbx-probe connect 127.0.0.2 8080 2>/dev/null)" EACCES
+check reattach/new-allowed "$(code http://two.test:8080/)" 200
+check reattach/old-refused "$(code http://one.test:8080/)" 000
+
+# A policy without domain rules needs no resolver: it stops at once, the steering goes.
+sbx-bpf attach "$CG" --policy nodns.json 2>"$W/nodns.err"
+check nodns/exit "$?" 0
+check nodns/resolver-stopped "$(resolvers | jq length)" 0
+[ -e "$PIN/steer/$CGID" ] && fail nodns/steering-unpinned "$(ls "$PIN/steer/$CGID")" || pass nodns/steering-unpinned
+check nodns/policy "$(inside sbx-probe connect 127.0.0.3 8080 2>/dev/null) $(inside sbx-probe connect 127.0.0.2 8080 2>/dev/null)" \
+	"OK EACCES"
+
+# --- detach: the resolver goes ---------------------------------------------------------
+sbx-bpf attach "$CG" --policy one.json 2>>"$W/a.err"
+check detach/attached "$?/$(resolvers | jq length)" 0/1
+sbx-bpf detach "$CG" 2>"$W/detach.err"
+check detach/exit "$?" 0
+check detach/resolver-gone "$(resolvers | jq length)" 0
+[ -e "$PIN/steer/$CGID" ] && fail detach/steering-unpinned "$(ls "$PIN/steer/$CGID")" || pass detach/steering-unpinned
+[ -e "$rec" ] && fail detach/record-removed "still there" || pass detach/record-removed
+check detach/no-dns-entries "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 0
+
+# --- no daemon at all: an attach with domain rules changes nothing --------------------
+kill "$D"; wait "$D" 2>/dev/null
+sbx-bpf attach "$CG" --policy one.json 2>"$W/none.err"
+check no-daemon/exit-1 "$?" 1
+grep -qF "allowedDomains on an attached cgroup need the daemon's resolver: start 'sbx-bpf daemon'" "$W/none.err" &&
+	pass no-daemon/message || fail no-daemon/message "$(cat "$W/none.err")"
+check no-daemon/not-attached "$(sbx-bpf list --json | jq "[.[] | select(.cgroup_id == $CGID)] | length")" 0
+[ -e "$rec" ] && fail no-daemon/no-record "$(cat "$rec")" || pass no-daemon/no-record
+check no-daemon/cgroup-unconfined "$(inside sbx-probe connect 127.0.0.3 8080 2>/dev/null)" OK
+
+sbx-bpf unload
+kill "$HTTP" "$(cat "$W/dnsmasq.pid")" 2>/dev/null
+cp "$W/resolv.conf.orig" /etc/resolv.conf 2>/dev/null
+rmdir "$CG" 2>/dev/null
