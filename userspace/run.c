@@ -74,6 +74,8 @@ struct run_dns {
 	const struct policy *policy;
 	struct event_sink *sink;
 	__u16 port4, port6;		/* where it listens: the sandbox entry carries them */
+	bool pinned;			/* the daemon's programs: the steering is pinned too */
+	bool steer_pinned;		/* …and this run pinned it: it unpins it */
 };
 
 /*
@@ -545,7 +547,14 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 		dns_ports(d->r, &port4, &port6);
 		d->port4 = port4;
 		d->port6 = port6;
-		err = loader__steer_dns(d->l, cg->fd);
+		/*
+		 * On the shared programs the steering is pinned: should this run be
+		 * killed (-9) while its cgroup lives on, port-53 traffic still goes to
+		 * the dead resolver and fails, instead of slipping past the rules.
+		 */
+		err = d->pinned ? loader__pin_steer(d->l, SBX_PIN_DIR, cg->id, cg->fd) :
+				  loader__steer_dns(d->l, cg->fd);
+		d->steer_pinned = d->pinned && !err;
 	}
 	if (!err) {
 		d->sink->domain_name = dns_name_cb;
@@ -842,6 +851,7 @@ int do_run(int argc, char **argv)
 	net_installed = true;
 	sb_flags = (o.audit ? SBX_SANDBOX_AUDIT : 0) | o.net.sandbox_flags;
 	dns.l = l;
+	dns.pinned = pinned;
 	if (start_dns(&dns, &o, &cg, &sb_flags))
 		goto out;
 	sb = (struct sbx_sandbox){ .policy_id = policy_id, .flags = sb_flags,
@@ -916,6 +926,8 @@ out:
 			p_warn("%llu events lost: the ring buffer was full (verdicts were applied)",
 			       (unsigned long long)lost);
 	}
+	if (dns.steer_pinned)	/* after the entry went: no moment with ports but no steering */
+		loader__unpin_steer(SBX_PIN_DIR, cg.id);
 	if (installed)
 		fs_uninstall(l, &rules);
 	if (net_installed)

@@ -66,6 +66,25 @@ grep -q "denied dns two.test" "$W/b.err" && pass two/b-dns-event || fail two/b-d
 check gone/dns-allow "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 0
 check gone/records "$(ls /run/sbx-bpf/sandboxes | wc -l)" 0
 
+check gone/steer-pins "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
+
+# A run killed with -9 while its cgroup lives on: the sandbox stays, and port 53 must not slip
+# past the rules (its steering is pinned: queries go to the dead resolver and are refused).
+sbx-bpf run --name pin-k --deny-read "$W/data/a" --allow-domain one.test -- sleep 60 >/dev/null 2>&1 &
+K=$!
+sleep 2
+kill -9 "$K"; wait "$K" 2>/dev/null
+KCG=/sys/fs/cgroup/sbx-bpf/pin-k
+out=$(sh -c 'echo $$ >'"$KCG"'/cgroup.procs && exec sbx-probe connect 127.0.0.1 53 tcp' 2>/dev/null)
+check killed-run/port53-refused "$out" ECONNREFUSED
+out=$(sh -c 'echo $$ >'"$KCG"'/cgroup.procs && exec sbx-probe open '"$W/data/a" 2>/dev/null)
+check killed-run/still-sandboxed "$out" EACCES
+echo 1 >"$KCG/cgroup.kill"
+sbx-bpf detach "$KCG" 2>"$W/kd.err"
+check killed-run/detach "$?" 0
+check killed-run/pins-gone "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
+rmdir "$KCG" 2>/dev/null
+
 # No daemon, programs still pinned: the run enforces and says where its events wait.
 kill "$D"; wait "$D" 2>/dev/null
 out=$(sbx-bpf run --deny-read "$W/data/a" -- sbx-probe open "$W/data/a" 2>"$W/nod.err")
