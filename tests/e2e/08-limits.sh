@@ -13,7 +13,8 @@ out=$(sbx-bpf run --name e2e-files --policy "$W/lim.json" --pids 20 --cpu 150% -
 	2>"$W/err-files" | tr '\n' '|')
 check limit-files "$out" "20|268435456|150000 100000|50|1|"
 
-# CPU: a busy loop under --cpu 20% gets at most ~25% of one CPU, and is throttled.
+# CPU: a busy loop under --cpu 20% gets at most ~30% of one CPU (20% plus what the timing shell and
+# timeout cost under an emulated CPU; unthrottled it would be ~100%), and is throttled.
 out=$(sbx-bpf run --name e2e-cpu --cpu 20% -- sh -c \
 	"s=\$(date +%s%N); timeout 4 sh -c 'while :; do :; done'; e=\$(date +%s%N);
 	 echo \$(( (e - s) / 1000 )); cat $CG/e2e-cpu/cpu.stat" 2>/dev/null)
@@ -21,8 +22,8 @@ wall_us=$(echo "$out" | head -1)
 usage=$(echo "$out" | awk '$1 == "usage_usec" { print $2 }')
 throttled=$(echo "$out" | awk '$1 == "nr_throttled" { print $2 }')
 share=$(( usage * 100 / wall_us ))
-[ "$share" -le 25 ] && [ "$share" -ge 5 ] && pass cpu/share-at-most-25 ||
-	fail cpu/share-at-most-25 "usage ${usage}us over ${wall_us}us = $share%"
+[ "$share" -le 30 ] && [ "$share" -ge 5 ] && pass cpu/share-at-most-30 ||
+	fail cpu/share-at-most-30 "usage ${usage}us over ${wall_us}us = $share%"
 [ "${throttled:-0}" -gt 0 ] && pass cpu/throttled || fail cpu/throttled "nr_throttled=$throttled"
 
 # Memory: beyond --memory 64M the whole tree is OOM-killed (a sibling sleeper too).
