@@ -454,7 +454,8 @@ int grants_from_record(const json_t *record, struct grant **g, size_t *n, __u32 
 	*g = NULL;
 	*n = 0;
 	*fs_until = (__u64)json_integer_value(json_object_get(record, "grants_fs_until_ns"));
-	*next_id = next > 0 ? (__u32)next : 1;
+	/* An id past what a rule id holds (a damaged record) starts again above the grants there are. */
+	*next_id = next > 0 && next < (json_int_t)(SBX_RULE_BASE_MASK >> 4) ? (__u32)next : 1;
 	if (!json_is_object(record))
 		return -EINVAL;
 	if (!a)

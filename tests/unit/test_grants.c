@@ -867,6 +867,10 @@ static void test_record(void **state)
 	json_decref(st);
 
 	/* Found by tests/fuzz/fuzz_grants: records no sbx-bpf writes are refused, not compiled. */
+	st = json_pack("{s:I}", "next_grant_id", (json_int_t)1 << 32);	/* was cut to id 0 */
+	assert_int_equal(grants_from_record(st, &back, &n, &next, &until), 0);
+	assert_int_equal(next, 1);
+	json_decref(st);
 	st = json_pack("[]");
 	assert_int_equal(grants_from_record(st, &back, &n, &next, &until), -EINVAL);
 	json_decref(st);
