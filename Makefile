@@ -2,10 +2,12 @@
 #
 #   make            build/sbx-bpf (static) and the test programs
 #   make test       install deps, build, run every test layer, print "N passed, N failed"
+#   make fuzz       run each libFuzzer target (tests/fuzz/) for FUZZ_SECONDS (600) seconds
 #   make demo       install deps, build, boot the VM and show a sandboxed agent command
 #   make bench      install deps, build, boot the VM and run the benchmarks (bench/README.md)
 #   make vm-shell   a shell in the VM (KERNEL=6.1|6.12)
 #   make V=1        show full commands;  make SAN=1  sanitizers for host tests
+#   make san        the unit tests built with ASan+UBSan into build/san (tests/run.sh san)
 .DELETE_ON_ERROR:
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -53,8 +55,20 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe
 BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood)
+# The unit tests again, with ASan+UBSan (leaks included), in a tree of their own.
+SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/san/obj/%.o) $(BUILD)/obj/presets.o
+SAN_BINS   := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/san/tests/unit/%)
+# libFuzzer targets: the library built by clang with coverage for the fuzzer, ASan and UBSan.
+FUZZ_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+	       -Wno-missing-field-initializers
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_OBJS  := $(LIB_SRCS:userspace/%.c=$(BUILD)/fuzz/obj/%.o) $(BUILD)/obj/presets.o
+FUZZ_BINS  := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_SECONDS ?= 600
 
-.PHONY: all deps test test-unit test-bpf test-host test-vm demo bench vm-shell clean
+.PHONY: all deps test test-unit test-bpf test-host test-vm test-san test-fuzz san fuzz-build fuzz \
+	demo bench vm-shell clean
 all: $(BUILD)/sbx-bpf $(UNIT_BINS) $(BPFT_BINS) $(VM_BINS) $(BENCH_BINS)
 
 deps:
@@ -120,6 +134,24 @@ $(BUILD)/tests/bpf/fs_match_test: tests/bpf/fs_match_test.c $(BUILD)/tests/bpf/f
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -I$(BUILD)/tests/bpf -o $@ \
 		$< $(LIB_OBJS) -lcmocka $(STATIC_LIBS)
 
+$(BUILD)/san/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/san/obj
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_CFLAGS) -c $< -o $@
+
+$(BUILD)/san/tests/unit/%: tests/unit/%.c $(SAN_OBJS) | $(BUILD)/san/tests/unit
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_CFLAGS) -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $< $(SAN_OBJS) \
+		-lcmocka $(STATIC_LIBS)
+
+$(BUILD)/fuzz/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/fuzz/obj
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(BUILD)/fuzz/obj
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iuserspace -o $@ $< $(FUZZ_OBJS) \
+		$(STATIC_LIBS)
+
 $(BUILD)/tests/bin/%: tests/vm/%.c | $(BUILD)/tests/bin
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
@@ -130,17 +162,31 @@ $(BUILD)/bench/bin/%: bench/%.c | $(BUILD)/bench/bin
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
 
 $(BUILD) $(BUILD)/obj $(BUILD)/static $(BUILD)/tests/unit $(BUILD)/tests/bpf $(BUILD)/tests/bin \
-		$(BUILD)/bench/bin:
+		$(BUILD)/bench/bin $(BUILD)/san/obj $(BUILD)/san/tests/unit $(BUILD)/fuzz/obj:
 	$(Q)mkdir -p $@
 
 # --- entry points -------------------------------------------------------------
 # Each starts by installing what it needs, so a fresh machine needs nothing else.
 test: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all san fuzz-build
 	$(Q)tests/run.sh
 
 test-unit test-bpf test-host test-vm: all
 	$(Q)tests/run.sh $(@:test-%=%)
+
+san: $(SAN_BINS)
+fuzz-build: $(FUZZ_BINS)
+
+test-san: san
+	$(Q)tests/run.sh san
+
+# tests/run.sh's fuzz layer runs each target for SBX_FUZZ_SECONDS (60 s in CI).
+test-fuzz: fuzz-build
+	$(Q)tests/run.sh fuzz
+
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory fuzz-build
+	$(Q)SBX_FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run.sh fuzz
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -157,4 +203,4 @@ clean:
 	$(Q)rm -rf $(BUILD)
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/static/*.d $(BUILD)/tests/*/*.d \
-	$(BUILD)/bench/*/*.d)
+	$(BUILD)/bench/*/*.d $(BUILD)/san/obj/*.d $(BUILD)/san/tests/*/*.d $(BUILD)/fuzz/*.d $(BUILD)/fuzz/obj/*.d)

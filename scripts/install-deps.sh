@@ -8,8 +8,8 @@ PKGS=(
 	# build
 	make gcc pkg-config clang-19 llvm-19 bpftool libbpf-dev libelf-dev
 	zlib1g-dev libzstd-dev libjansson-dev
-	# host unit tests
-	libcmocka-dev jq
+	# host unit tests; libFuzzer and clang's sanitizer runtimes for tests/fuzz
+	libcmocka-dev jq libclang-rt-19-dev
 	# tests/host/deploy.sh parses the Kubernetes manifest
 	python3-yaml
 	# VM test rig

@@ -231,7 +231,14 @@ static __u64 target_id(const char *arg, char *path, size_t sz, bool *is_root)
 	if (!err)
 		err = cgroup_id_of(t.path, &id);
 	if (err) {
-		p_err("cannot find cgroup '%s': %s", arg, strerror(-err));
+		if (err == -EXDEV)
+			p_err("cannot find cgroup '%s': not in the cgroup v2 hierarchy (%s)", arg, t.v2);
+		else
+			p_err("cannot find cgroup '%s': %s", arg,
+			      err == -EINVAL ? "not a sandbox name (no '/', not empty, not '.' or '..')" :
+			      err == -ENOTDIR ? "not a cgroup directory" :
+			      err == -ENOTSUP ? "no cgroup v2 file system is mounted (see 'sbx-bpf doctor')" :
+			      strerror(-err));
 		return 0;
 	}
 	snprintf(path, sz, "%s", t.path);
@@ -260,6 +267,12 @@ static int load(const struct attach_opts *o, struct policy *p)
 		p_warn("%s", diag.warnings[i]);
 	if (!err)
 		err = policy_add_mandatory(p);
+	if (!err) {	/* what the kernel cannot take (too many port ranges) is the policy's fault too */
+		struct net_compiled net;
+
+		err = net_compile(p, 0, &net, diag.error, sizeof(diag.error));
+		net_compiled_free(&net);
+	}
 	if (err)
 		p_err("%s", diag.error[0] ? diag.error : strerror(-err));
 	return err ? EXIT_USAGE : 0;

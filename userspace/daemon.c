@@ -388,19 +388,31 @@ static struct resolvers *open_resolvers(struct sbx_loader *l, const char *pin_di
 	return rs;
 }
 
-/* The sinks of --config (or the default file when it exists); NULL set with no config. 0 or 1. */
-static int open_sinks(const struct daemon_opts *o, struct agent_config *cfg, struct sink_set **set)
+/*
+ * --config (or the default file when it exists), read and checked before
+ * anything is opened or created. *@have: there is one. 0 or EXIT_USAGE.
+ */
+static int load_config(const struct daemon_opts *o, struct agent_config *cfg, bool *have)
 {
 	const char *file = o->config ? o->config : AGENT_CONFIG_PATH;
 	struct agent_diag d = {};
 
-	*set = NULL;
-	if (!o->config && access(file, F_OK))
-		return 0;
-	if (agent_config_load(cfg, file, &d)) {
+	*have = o->config || !access(file, F_OK);
+	if (*have && agent_config_load(cfg, file, &d)) {
 		p_err("%s", d.error);
 		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* The sinks of the configuration load_config() read; NULL set without one. 0 or 1. */
+static int open_sinks(const struct agent_config *cfg, bool have, struct sink_set **set)
+{
+	struct agent_diag d = {};
+
+	*set = NULL;
+	if (!have)
+		return 0;
 	*set = sink_set_new(&(struct sink_ident){ .host = cfg->host, .version = SBX_VERSION });
 	if (!*set) {
 		p_err("out of memory");
@@ -700,19 +712,24 @@ int do_daemon(int argc, char **argv)
 	struct agent_config cfg = {};
 	struct sink_set *set = NULL;
 	struct sbx_loader *l = NULL;
+	bool have_config;
 	int ret, lock = -1;
 
 	ret = parse_opts(argc, argv, &o, OPT_SINKS | OPT_SOCKET);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	ret = load_config(&o, &cfg, &have_config);	/* on error @cfg stays empty */
+	if (ret)
+		return ret;
 	if (o.events_path) {
 		sink.json = strcmp(o.events_path, "-") ? fopen(o.events_path, "ae") : stdout;
 		if (!sink.json) {
 			p_err("cannot open events file '%s': %s", o.events_path, strerror(errno));
+			agent_config_free(&cfg);
 			return EXIT_USAGE;
 		}
 	}
-	ret = open_sinks(&o, &cfg, &set);
+	ret = open_sinks(&cfg, have_config, &set);
 	if (ret)
 		goto out;
 	out.set = set;
@@ -753,6 +770,11 @@ int do_unload(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	err = loader__unpin(o.pin_dir);
+	if (err == -EXDEV) {
+		p_err("unload: %s is not on a BPF file system (bpffs): nothing sbx-bpf pins can be there, "
+		      "so nothing is removed", o.pin_dir);
+		return EXIT_USAGE;
+	}
 	if (err) {
 		p_err("cannot remove %s: %s", o.pin_dir, strerror(-err));
 		return 1;

@@ -132,8 +132,12 @@ static int push_rule(struct fs_compiled *c, size_t *cap, __u32 policy_id,
 		return -EINVAL;
 	key = any ? fs_key_any_depth(policy_id, r->path) : fs_key_absolute(policy_id, r->path);
 	if (any) {
-		__u32 bit = 1u << ((key.len & ~SBX_FS_KEY_ANY_DEPTH) - 1);
+		__u32 k = key.len & ~SBX_FS_KEY_ANY_DEPTH, bit;
 
+		/* Longer sequences fit no bit of the mask (a rule from a damaged record, say). */
+		if (k > POLICY_ANY_DEPTH_MAX)
+			return -EINVAL;
+		bit = 1u << (k - 1);
 		c->any_depth_mask |= bit;
 		if (r->kind == RULE_DENY_READ || r->kind == RULE_ALLOW_READ)
 			c->any_depth_mask |= bit << SBX_ANY_DEPTH_READ_SHIFT;
@@ -158,13 +162,24 @@ static int key_cmp(const void *a, const void *b)
 		      sizeof(struct sbx_fs_key));
 }
 
-/* Sort by key and merge equal keys in rule order (stable: index breaks ties). */
+/* By key. Never a qsort of nothing: the entries may be NULL then, which qsort's base must not be. */
+static void sort_entries(struct fs_compiled *c)
+{
+	if (c->nr)
+		qsort(c->entries, c->nr, sizeof(*c->entries), key_cmp);
+}
+
+/*
+ * Sort by key and merge equal keys in rule order. qsort is not stable; the
+ * merge order only matters between equal flags, where the rule id does.
+ */
 static void merge_equal_keys(struct fs_compiled *c)
 {
 	size_t out = 0;
 
 	if (!c->nr)
 		return;
+	sort_entries(c);
 	for (size_t i = 1; i < c->nr; i++) {
 		if (!memcmp(&c->entries[i].key, &c->entries[out].key, sizeof(struct sbx_fs_key)))
 			fs_rule_merge(&c->entries[out].rule, &c->entries[i].rule);
@@ -186,8 +201,6 @@ int fs_compile(const struct policy *p, __u32 policy_id, struct fs_compiled *out)
 		fs_compiled_free(out);
 		return err;
 	}
-	/* qsort is not stable; the merge order only matters between equal flags, where the rule id does. */
-	qsort(out->entries, out->nr, sizeof(*out->entries), key_cmp);
 	merge_equal_keys(out);
 	return 0;
 }
@@ -218,10 +231,8 @@ static int compile_extra(const struct fs_extra_rule *extra, size_t n, __u32 poli
 		else
 			err = push_rule(out, &cap, policy_id, &r, extra[i].id);
 	}
-	if (!err) {
-		qsort(out->entries, out->nr, sizeof(*out->entries), key_cmp);
+	if (!err)
 		merge_equal_keys(out);
-	}
 	return err;
 }
 
@@ -238,7 +249,7 @@ int fs_compile_extra(const struct policy *p, const struct fs_extra_rule *extra, 
 	err = compile_extra(extra, n, policy_id, &x);
 	cap = nr = out->nr;
 	for (size_t i = 0; i < x.nr && !err; i++) {
-		struct fs_entry *e = bsearch(&x.entries[i], out->entries, nr, sizeof(*e), key_cmp);
+		struct fs_entry *e = nr ? bsearch(&x.entries[i], out->entries, nr, sizeof(*e), key_cmp) : NULL;
 
 		if (e)
 			rule_grant(&e->rule, &x.entries[i].rule);
@@ -250,7 +261,7 @@ int fs_compile_extra(const struct policy *p, const struct fs_extra_rule *extra, 
 		fs_compiled_free(out);
 		return err;
 	}
-	qsort(out->entries, out->nr, sizeof(*out->entries), key_cmp);
+	sort_entries(out);
 	return 0;
 }
 
@@ -298,7 +309,7 @@ int fs_read_policy(struct sbx_loader *l, __u32 policy_id, struct fs_compiled *ou
 		fs_compiled_free(out);
 		return err;
 	}
-	qsort(out->entries, out->nr, sizeof(*out->entries), key_cmp);
+	sort_entries(out);
 	return 0;
 }
 

@@ -40,6 +40,7 @@
 #include "grants.h"
 #include "loader.h"
 #include "sbx_limits.h"
+#include "util.h"
 
 #define TTL_HELP	"use a number with a unit such as '90s', '30m', '2h' or '1d' (units ms, s, m, h, d)"
 
@@ -144,6 +145,10 @@ static int parse_path(struct grant *g, const char *arg, const struct policy_env 
 		snprintf(err, errsz, "%s", diag.error);
 	} else if (!p.nr_rules) {	/* /dev/stdout on a pipe: nothing the kernel judges by path */
 		snprintf(err, errsz, "%s '%s': a pipe or socket, not a path", flag, arg);
+		r = -EINVAL;
+	} else if (!utf8_valid(p.rules[0].path)) {	/* the record is JSON, which holds UTF-8 only */
+		snprintf(err, errsz, "%s '%s': the path is not valid UTF-8, which the cgroup's record cannot "
+			 "keep", flag, arg);
 		r = -EINVAL;
 	} else {
 		snprintf(g->target, sizeof(g->target), "%s", p.rules[0].path);
@@ -414,7 +419,8 @@ static int net_from_json(const json_t *o, struct grant *g)
 		return -EINVAL;
 	g->lo = (__u16)lo;
 	g->hi = (__u16)hi;
-	snprintf(g->name, sizeof(g->name), "%s", name ?: "");
+	/* Only a domain grant has a name (grant_to_json writes none for the others). */
+	snprintf(g->name, sizeof(g->name), "%s", g->kind == GRANT_DOMAIN && name ? name : "");
 	return 0;
 }
 
@@ -448,7 +454,10 @@ int grants_from_record(const json_t *record, struct grant **g, size_t *n, __u32 
 	*g = NULL;
 	*n = 0;
 	*fs_until = (__u64)json_integer_value(json_object_get(record, "grants_fs_until_ns"));
-	*next_id = next > 0 ? (__u32)next : 1;
+	/* An id past what a rule id holds (a damaged record) starts again above the grants there are. */
+	*next_id = next > 0 && next < (json_int_t)(SBX_RULE_BASE_MASK >> 4) ? (__u32)next : 1;
+	if (!json_is_object(record))
+		return -EINVAL;
 	if (!a)
 		return 0;
 	if (!json_is_array(a) || json_array_size(a) > GRANTS_MAX)
@@ -503,6 +512,19 @@ static int parse_rule_kind(const char *s, enum rule_kind *kind)
 	return -EINVAL;
 }
 
+/* A path as policy.c compiles one: absolute, or 1 to POLICY_ANY_DEPTH_MAX non-empty components. */
+static bool record_path_ok(enum rule_scope scope, const char *path)
+{
+	size_t n = 1;
+
+	if (scope == RULE_ABSOLUTE)
+		return path[0] == '/';
+	for (const char *s = path; *s; s++)
+		n += *s == '/';
+	return path[0] && path[0] != '/' && path[strlen(path) - 1] != '/' && !strstr(path, "//") &&
+	       n <= POLICY_ANY_DEPTH_MAX;
+}
+
 static int push_policy_rule(struct policy *p, const json_t *v)
 {
 	const char *kind, *scope, *path;
@@ -515,6 +537,8 @@ static int push_policy_rule(struct policy *p, const json_t *v)
 	if (!strcmp(scope, "any-depth"))
 		r.scope = RULE_ANY_DEPTH;
 	else if (strcmp(scope, "absolute"))
+		return -EINVAL;
+	if (!record_path_ok(r.scope, path))
 		return -EINVAL;
 	rules = realloc(p->rules, (p->nr_rules + 1) * sizeof(*p->rules));
 	if (!rules)

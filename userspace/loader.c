@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -725,10 +727,16 @@ int loader__unpin(const char *dir)
 		{ "maps", 0 }, { "links", 0 }, { "progs", 0 }, { "steer", 1 },
 	};
 	char p[PATH_MAX];
+	struct statfs fs;
 	int err = 0, e;
 
 	if (pin_path(p, sizeof(p), dir, "", "meta"))
 		return -ENAMETOOLONG;
+	/* Only pins are ours to remove: a --pin-dir elsewhere must not cost anyone their files. */
+	if (statfs(dir, &fs))
+		return errno == ENOENT ? 0 : -errno;
+	if (fs.f_type != BPF_FS_MAGIC)
+		return -EXDEV;
 	if (unlink(p) && errno != ENOENT)
 		err = -errno;
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {

@@ -87,7 +87,8 @@ int loader__steer_links(struct sbx_loader *l, int cgroup_fd, int links[LOADER_NR
  * exits, so enforcement does. loader__open_pinned adopts a complete set
  * built from this binary's object (-ESTALE for another build, -ENOENT for
  * none): the same calls then work on it, nothing is loaded or attached.
- * loader__unpin removes the set: enforcement ends with the last user.
+ * loader__unpin removes the set: enforcement ends with the last user (0
+ * when there is none; -EXDEV for a directory not on bpffs, left alone).
  */
 /* Where the daemon pins the programs, and where `run` and `attach` look for them. */
 #define SBX_PIN_DIR	"/sys/fs/bpf/sbx"

@@ -111,6 +111,14 @@ size_t utf8_seq_len(const char *s, size_t len)
 	return n;
 }
 
+bool utf8_valid(const char *s)
+{
+	for (size_t len = strlen(s), n; len; s += n, len -= n)
+		if (!(n = utf8_seq_len(s, len)))
+			return false;
+	return true;
+}
+
 char *utf8_sanitize(const char *s, size_t len)
 {
 	char *out = malloc(len * 3 + 1), *o = out;	/* U+FFFD is 3 bytes per bad byte */

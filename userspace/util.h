@@ -36,6 +36,8 @@ bool list_has(const char *list, const char *word);
  * past U+10FFFF, cut short).
  */
 size_t utf8_seq_len(const char *s, size_t len);
+/* Is @s well-formed UTF-8 throughout (what a JSON string can hold)? */
+bool utf8_valid(const char *s);
 /*
  * @s[0..@len) as a NUL-terminated string of well-formed UTF-8: each byte
  * that is not part of a well-formed sequence becomes U+FFFD. Paths and

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fsrules.c: rule → map-entry compilation (keys, merging, guards, mask). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,6 +110,33 @@ static void test_compile_rejects_relative_absolute(void **state)
 	assert_int_equal(c.nr, 0);
 }
 
+/* Found by tests/fuzz/fuzz_grants: rules from a damaged record, compiled with no policy.c before. */
+static void test_compile_rejects_what_no_policy_has(void **state)
+{
+	struct policy_rule rules[] = {
+		{ .kind = RULE_DENY_WRITE, .scope = RULE_ANY_DEPTH, .path = "a/b/c/d/e" },	/* no mask bit */
+	};
+	struct policy p = { .rules = rules, .nr_rules = 1 }, none = {};
+	struct fs_extra_rule x = { .kind = RULE_ALLOW_READ, .path = "/a", .id = 7 };
+	struct fs_compiled c;
+
+	(void)state;
+	assert_int_equal(fs_compile(&p, 1, &c), -EINVAL);
+	rules[0].path = "a/b/c/d";
+	assert_int_equal(fs_compile(&p, 1, &c), 0);
+	assert_int_equal(c.any_depth_mask, 0xf);
+	fs_compiled_free(&c);
+	/* Nothing to compile: no entries (and no qsort of a NULL array, which UBSan reports). */
+	assert_int_equal(fs_compile(&none, 1, &c), 0);
+	assert_int_equal(c.nr, 0);
+	assert_int_equal(fs_compile_extra(&none, &x, 0, 1, &c), 0);
+	assert_int_equal(c.nr, 0);
+	assert_int_equal(fs_compile_extra(&none, &x, 1, 1, &c), 0);	/* a grant on no policy rules */
+	assert_int_equal(c.nr, 1);
+	assert_int_equal(c.entries[0].rule.read_rule, 7);
+	fs_compiled_free(&c);
+}
+
 /* allowUnixSockets: a flag and a rule id of their own, guards as any absolute rule; no read/write say. */
 static void test_compile_unix_sockets(void **state)
 {
@@ -178,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_merge_precedence),
 		cmocka_unit_test(test_compile_guards_and_mask),
 		cmocka_unit_test(test_compile_rejects_relative_absolute),
+		cmocka_unit_test(test_compile_rejects_what_no_policy_has),
 		cmocka_unit_test(test_compile_unix_sockets),
 		cmocka_unit_test(test_merge_unix_rule),
 	};

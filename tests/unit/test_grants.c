@@ -101,6 +101,9 @@ static void test_targets(void **state)
 	target_bad(GRANT_WRITE, "/a/*.txt",
 		   "--write: '/a/*.txt': unsupported glob '*' (only a leading '**/' and a trailing '/**' are supported)");
 	target_bad(GRANT_READ, "", "--read: empty path");
+	/* Found by tests/fuzz/fuzz_grants: the record (JSON) cannot keep such a path. */
+	target_bad(GRANT_READ, "/dev/stdo\xcdt", "--read '/dev/stdo\xcdt': the path is not valid UTF-8, which "
+		   "the cgroup's record cannot keep");
 
 	/* Addresses: one, with or without ports. */
 	target_ok(GRANT_CONNECT, "127.0.0.2:8081", GRANT_CONNECT, "127.0.0.2:8081");
@@ -861,6 +864,21 @@ static void test_record(void **state)
 	assert_int_equal(grants_record_policy(st, &q), -ENODATA);
 	json_object_set_new(st, "grants", json_string("x"));
 	assert_int_equal(grants_from_record(st, &back, &n, &next, &until), -EINVAL);
+	json_decref(st);
+
+	/* Found by tests/fuzz/fuzz_grants: records no sbx-bpf writes are refused, not compiled. */
+	st = json_pack("{s:I}", "next_grant_id", (json_int_t)1 << 32);	/* was cut to id 0 */
+	assert_int_equal(grants_from_record(st, &back, &n, &next, &until), 0);
+	assert_int_equal(next, 1);
+	json_decref(st);
+	st = json_pack("[]");
+	assert_int_equal(grants_from_record(st, &back, &n, &next, &until), -EINVAL);
+	json_decref(st);
+	st = json_pack("{s:[{s:s, s:s, s:s}]}", "fs", "kind", "denyWrite", "scope", "any-depth", "path", "a/b/c/d/e");
+	assert_int_equal(grants_record_policy(st, &q), -EINVAL);
+	json_decref(st);
+	st = json_pack("{s:[{s:s, s:s, s:s}]}", "fs", "kind", "denyRead", "scope", "absolute", "path", "rel");
+	assert_int_equal(grants_record_policy(st, &q), -EINVAL);
 	json_decref(st);
 	policy_free(&p);
 	state_remove(dir, 4242);

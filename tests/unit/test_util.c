@@ -47,6 +47,8 @@ static void test_utf8(void **state)
 	assert_int_equal(utf8_seq_len("\xf0\x9f\x98\x80", 4), 4);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)	/* stray, overlong, surrogate, too big, cut */
 		assert_int_equal(utf8_seq_len(bad[i], strlen(bad[i])), 0);
+	assert_true(utf8_valid("") && utf8_valid("a\xc3\xa9\xf0\x9f\x98\x80"));
+	assert_false(utf8_valid("/dev/stdo\xcdt") || utf8_valid("a\xc3"));
 	s = utf8_sanitize("a\xff" "b\xc3\xa9", 5);
 	assert_string_equal(s, "a\xef\xbf\xbd" "b\xc3\xa9");
 	free(s);
