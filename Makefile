@@ -126,7 +126,8 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 # resolvers.c against a fake kernel: the loader calls it makes go to the test's __wrap_ functions.
 RESOLVERS_FAKED := get_sandbox replace_sandbox next_sandbox dns_lookup dns_update dns_delete dns_client \
 		   pin_steer unpin_steer steer_pinned
-$(BUILD)/tests/unit/test_resolvers: UNIT_WRAP := $(RESOLVERS_FAKED:%=-Wl,--wrap=loader__%)
+$(BUILD)/tests/unit/test_resolvers $(BUILD)/san/tests/unit/test_resolvers: \
+	UNIT_WRAP := $(RESOLVERS_FAKED:%=-Wl,--wrap=loader__%)
 
 $(BUILD)/tests/bpf/fs_match_test: tests/bpf/fs_match_test.c $(BUILD)/tests/bpf/fs_match_test.skel.h \
 		$(LIB_OBJS) | $(BUILD)/tests/bpf
@@ -141,7 +142,7 @@ $(BUILD)/san/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/san/obj
 $(BUILD)/san/tests/unit/%: tests/unit/%.c $(SAN_OBJS) | $(BUILD)/san/tests/unit
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_CFLAGS) -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $< $(SAN_OBJS) \
-		-lcmocka $(STATIC_LIBS)
+		$(UNIT_WRAP) -lcmocka $(STATIC_LIBS)
 
 $(BUILD)/fuzz/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/fuzz/obj
 	$(call msg,CC-FUZZ,$@)
