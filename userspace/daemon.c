@@ -457,23 +457,19 @@ static long long live_grants(struct sbx_loader *l)
 
 static void gauges(struct sbx_loader *l, struct sink_set *set)
 {
-	__u64 lost = 0;
-	__u32 used, max;
-
 	static struct sink_gauges g;
-	__u64 cpu[SINK_MAX_CPUS];
+	__u32 used, max;
 	int n;
 
 	memset(&g, 0, sizeof(g));
-	loader__stat(l, SBX_STAT_EVENTS_LOST, &lost);
-	g.events_dropped = lost;
+	/* One read of the per-CPU drops gives both the series and their sum. */
+	n = loader__stat_percpu(l, SBX_STAT_EVENTS_LOST, (__u64 *)g.lost_cpu, SINK_MAX_CPUS);
+	g.ncpu = n > 0 ? (n < SINK_MAX_CPUS ? n : SINK_MAX_CPUS) : 0;
+	for (unsigned int i = 0; i < g.ncpu; i++)
+		g.events_dropped += g.lost_cpu[i];
 	loader__stat(l, SBX_STAT_VIOLATIONS, (__u64 *)&g.violations);
 	loader__stat(l, SBX_STAT_COALESCED, (__u64 *)&g.coalesced);
 	loader__stat(l, SBX_STAT_THROTTLED, (__u64 *)&g.throttled);
-	n = loader__stat_percpu(l, SBX_STAT_EVENTS_LOST, cpu, SINK_MAX_CPUS);
-	for (int i = 0; i < n && i < SINK_MAX_CPUS; i++)
-		g.lost_cpu[i] = cpu[i];
-	g.ncpu = n > 0 ? (n < SINK_MAX_CPUS ? n : SINK_MAX_CPUS) : 0;
 	if (loader__ringbuf_fill(l, &g.ringbuf_fill_ratio))
 		g.ringbuf_fill_ratio = 0;
 	if (!loader__fill(l, LOADER_FILL_SANDBOXES, &used, &max))

@@ -304,6 +304,7 @@ int loader__stat_percpu(const struct sbx_loader *l, enum sbx_stat which, __u64 *
 
 	if (ncpu < 0)
 		return ncpu;
+	memset(out, 0, max * sizeof(*out));
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
@@ -313,7 +314,6 @@ int loader__stat_percpu(const struct sbx_loader *l, enum sbx_stat which, __u64 *
 		free(vals);
 		return err;
 	}
-	memset(out, 0, max * sizeof(*out));
 	for (int i = 0; i < ncpu && max; i++)
 		out[(size_t)i < max ? (size_t)i : max - 1] += vals[i];
 	free(vals);
@@ -343,26 +343,10 @@ int loader__ringbuf_fill(struct sbx_loader *l, double *ratio)
 
 int loader__stat(const struct sbx_loader *l, enum sbx_stat which, __u64 *value)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u32 key = which;
-	__u64 *vals;
+	/* Every CPU folds into the one slot: the sum. */
+	int n = loader__stat_percpu(l, which, value, 1);
 
-	if (ncpu < 0)
-		return ncpu;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	*value = 0;
-	if (bpf_map_lookup_elem(l->fd[M_STATS], &key, vals)) {
-		int err = -errno;
-
-		free(vals);
-		return err;
-	}
-	for (int i = 0; i < ncpu; i++)
-		*value += vals[i];
-	free(vals);
-	return 0;
+	return n < 0 ? n : 0;
 }
 
 /* BPF_LOG_STATS: the verifier's summary lines only, not the instruction trace. */
