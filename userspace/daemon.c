@@ -37,6 +37,7 @@
 
 #include "cli.h"
 #include "events.h"
+#include "evsweep.h"
 #include "evsock.h"
 #include "loader.h"
 #include "resolvers.h"
@@ -292,9 +293,11 @@ static json_t *status_cb(void *ctx)
 {
 	const struct daemon_out *out = ctx;
 
-	return json_pack("{s:s, s:I, s:I, s:I, s:o}", "version", SBX_VERSION,
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o}", "version", SBX_VERSION,
 			 "events_received", (json_int_t)out->sink->received,
 			 "events_malformed", (json_int_t)out->sink->malformed,
+			 /* coalesced counts with no record to name them (e.g. after a restart) */
+			 "summaries_unattributed", (json_int_t)evsweep_unattributed(out->sink->sweep),
 			 "sink_records_dropped", (json_int_t)(out->set ? sink_set_dropped(out->set) : 0),
 			 "resolvers", resolvers_json(out->rs));
 }
