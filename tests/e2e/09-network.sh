@@ -43,7 +43,10 @@ userv "@sbx-e2e-abstract" stream
 userv "$W/sock/dgram.sock" dgram
 ln -s "$W/sock/allowed.sock" "$W/link.sock"
 wait_for "$W/sock/dgram.sock" 100
-for i in $(seq 50); do sbx-probe connect 127.0.0.2 8081 >/dev/null 2>&1 && break; sleep 0.2; done
+# Both servers start on their own clocks (python3 takes seconds under TCG):
+# wait for each one, not just the first.
+for i in $(seq 150); do sbx-probe connect 127.0.0.2 8081 >/dev/null 2>&1 && break; sleep 0.2; done
+for i in $(seq 150); do sbx-probe connect ::1 8080 >/dev/null 2>&1 && break; sleep 0.2; done
 sbx-probe connect ::1 8080 >/dev/null 2>&1 || fail setup/http "no HTTP server on [::1]:8080"
 
 # probe NAME ARGS…: one line "NAME RESULT" into $OUT (run inside the sandbox).

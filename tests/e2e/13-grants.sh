@@ -79,7 +79,7 @@ check_json events/denied-after-expiry "$W/ev12.json" \
 # --- a connect grant ------------------------------------------------------------------------
 python3 -m http.server --bind 127.0.0.2 --directory "$W" 8081 >/dev/null 2>&1 &
 HTTP=$!
-for i in $(seq 50); do sbx-probe connect 127.0.0.2 8081 >/dev/null 2>&1 && break; sleep 0.2; done
+for i in $(seq 150); do sbx-probe connect 127.0.0.2 8081 >/dev/null 2>&1 && break; sleep 0.2; done
 sbx-bpf grant "$CG" --connect 127.0.0.2:8081 --ttl 3s >"$W/g3.out" 2>&1
 check connect/exit "$?" 0
 check connect/works "$(probe connect 127.0.0.2 8081)" OK

@@ -18,7 +18,7 @@ echo "nameserver 10.9.9.9" >/etc/resolv.conf
 export SBX_DNS_UPSTREAM=127.0.0.1:53
 python3 -m http.server --bind :: --directory "$W/data" 8080 >/dev/null 2>&1 &
 HTTP=$!
-for i in $(seq 50); do sbx-probe connect 127.0.0.2 8080 >/dev/null 2>&1 && break; sleep 0.2; done
+for i in $(seq 150); do sbx-probe connect 127.0.0.2 8080 >/dev/null 2>&1 && break; sleep 0.2; done
 
 sbx-bpf daemon --events "$W/daemon.json" 2>"$W/d.err" &
 D=$!

@@ -42,7 +42,7 @@ echo "nameserver 10.9.9.9" >/etc/resolv.conf
 export SBX_DNS_UPSTREAM=127.0.0.1:53	# for the daemon's resolvers
 python3 -m http.server --bind :: --directory "$W/www" 8080 >/dev/null 2>&1 &
 HTTP=$!
-for i in $(seq 50); do sbx-probe connect 127.0.0.2 8080 >/dev/null 2>&1 && break; sleep 0.2; done
+for i in $(seq 150); do sbx-probe connect 127.0.0.2 8080 >/dev/null 2>&1 && break; sleep 0.2; done
 
 echo '{ "network": { "allowedDomains": [ "one.test" ] } }' >one.json
 echo '{ "network": { "allowedDomains": [ "two.test" ] } }' >two.json
