@@ -40,7 +40,7 @@ BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 	      -Ivmlinux -Ibpf -MMD -MP
 
 # The enforcement programs: one object linked from several files (sandbox.h).
-SBX_PARTS  := fs net
+SBX_PARTS  := fs net task
 BPF_PROGS  := sbx probe
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).

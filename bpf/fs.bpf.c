@@ -92,6 +92,23 @@
 #define CGROUP2_SUPER_MAGIC	0x63677270
 #define BPF_FS_MAGIC		0xcafe4a11
 #define SECURITYFS_MAGIC	0x73636673
+#define PROC_SUPER_MAGIC	0x9fa0
+#define SYSFS_MAGIC		0x62656572
+#define DEBUGFS_MAGIC		0x64626720
+#define TRACEFS_MAGIC		0x74726163
+#define CONFIGFS_MAGIC		0x62656570
+#define EFIVARFS_MAGIC		0xde5e81e4
+#define PSTOREFS_MAGIC		0x6165676c
+#define SELINUX_MAGIC		0xf97cff8c
+#define SMACK_MAGIC		0x43415d53
+
+#define S_IFREG		0100000
+#define S_IFDIR		0040000
+#define MAY_WRITE	0x2
+#define MAY_READ	0x4
+#define MAY_APPEND	0x8
+/* Character devices 1:1 /dev/mem, 1:2 /dev/kmem, 1:4 /dev/port (MKDEV: major << 20). */
+#define MEM_MAJOR	1
 
 
 char LICENSE[] SEC("license") = "GPL";
@@ -311,6 +328,64 @@ static __always_inline bool pseudo_fs(struct dentry *d)
 	       magic == BPF_FS_MAGIC || magic == SECURITYFS_MAGIC;
 }
 
+/*
+ * File systems that are the kernel's own settings rather than files: no
+ * sandboxed task writes to them, whatever its policy allows (a policy
+ * allowing "/" must not open /proc/sys, /sys or tracing's kprobe_events).
+ * The one exception is the task's own /proc/<tgid> (oom_score_adj, comm,
+ * attr), found by the name of the entry right below procfs' root; /proc
+ * mounted for another pid namespace has other names, so is refused.
+ */
+static __always_inline bool own_proc_entry(struct dentry *d)
+{
+	struct dentry *top = d, *p;
+	char name[12] = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, v = 0;
+	int i, len;
+
+	for (i = 0; i < 16; i++) {
+		p = BPF_CORE_READ(top, d_parent);
+		if (!p || p == top)
+			return false;	/* procfs' root itself */
+		if (BPF_CORE_READ(p, d_parent) == p)
+			break;		/* top is an entry of the root */
+		top = p;
+	}
+	if (i == 16)
+		return false;
+	len = BPF_CORE_READ(top, d_name.len);
+	if (len < 1 || len > 10 || bpf_probe_read_kernel(name, sizeof(name) - 1, BPF_CORE_READ(top, d_name.name)))
+		return false;
+	for (i = 0; i < 10; i++) {
+		if (i >= len)
+			break;
+		if (name[i] < '0' || name[i] > '9')
+			return false;
+		v = v * 10 + (name[i] - '0');
+	}
+	return v == tgid;
+}
+
+static __always_inline bool kernel_fs(struct dentry *d)
+{
+	unsigned long magic = BPF_CORE_READ(d, d_sb, s_magic);
+
+	switch (magic) {
+	case SYSFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case CONFIGFS_MAGIC:
+	case EFIVARFS_MAGIC:
+	case PSTOREFS_MAGIC:
+	case SELINUX_MAGIC:
+	case SMACK_MAGIC:
+		return true;
+	case PROC_SUPER_MAGIC:
+		return !own_proc_entry(d);
+	}
+	return false;
+}
+
 /* --- judging ------------------------------------------------------------------ */
 
 #define NEED_READ	1
@@ -394,6 +469,10 @@ static __always_inline int judge_path(struct judge *j, int res, struct dentry *d
 	if ((need & NEED_WRITE) && pseudo_fs(d)) {
 		walk_to_event(walk, &j->s->ev);
 		return deny(j, op, SBX_RULE_PSEUDO_FS);
+	}
+	if ((need & NEED_WRITE) && kernel_fs(d)) {
+		walk_to_event(walk, &j->s->ev);
+		return deny(j, op, SBX_RULE_KERNEL_FILES);
 	}
 	if (res != PATH_RESOLVED) {
 		j->s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
@@ -522,6 +601,74 @@ static __always_inline int deny_object(struct dentry *d, struct vfsmount *mnt, _
 	return deny(&j, op, rule);
 }
 
+/* /dev/mem, /dev/kmem, /dev/port: the machine's memory and I/O ports. */
+static __always_inline bool mem_device(struct file *file)
+{
+	__u32 rdev = BPF_CORE_READ(file, f_inode, i_rdev);
+	__u32 minor = rdev & 0xfffff;
+
+	return (rdev >> 20) == MEM_MAJOR && (minor == 1 || minor == 2 || minor == 4);
+}
+
+/*
+ * How long a task remembers that it may use a descriptor (file_permission):
+ * a rule change or an expired grant reaches descriptors already open within
+ * this time. Keyed by the file, its dentry and mount, the access and the
+ * sandbox, so a reused struct file names the same object or misses.
+ */
+#define FD_CACHE_NS	(10 * 1000 * 1000ULL)
+
+static __always_inline bool fd_cached(struct sbx_scratch *s, struct file *file, __u32 need,
+				      __u64 sandbox, __u64 now)
+{
+	return s->fd_file == ptr_value(file) && s->fd_dentry == ptr_value(file->f_path.dentry) &&
+	       s->fd_mnt == ptr_value(file->f_path.mnt) && s->fd_need == need &&
+	       s->fd_sandbox == sandbox && now < s->fd_until;
+}
+
+/*
+ * An open (@flag 0), a received descriptor or a descriptor used: devices
+ * first, then the policy. Only file_permission (SBX_EV_FD_USE) caches.
+ */
+static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
+{
+	__u32 op = (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, type;
+	struct sbx_scratch *s;
+	struct judge j;
+	__u64 now = 0, inner;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	s = j.s;
+	inner = s->chain.cgid[(s->chain.n - 1) & (SBX_NEST_MAX - 1)];
+	if (flag == SBX_EV_FD_USE) {
+		now = bpf_ktime_get_ns();
+		if (fd_cached(s, file, need, inner, now))
+			return 0;
+	}
+	s->ev.flags |= flag;
+	type = file->f_inode->i_mode & S_IFMT;
+	if (type == S_IFBLK || (type == S_IFCHR && mem_device(file))) {
+		/* A sandbox gets no raw block device (reading one reads every file on it), nor the machine's memory. */
+		resolve_file(file, &s->walk, s->ev.path, &s->ev.path_len);
+		return deny(&j, op, type == S_IFBLK ? SBX_RULE_DEVICE : SBX_RULE_KERNEL_FILES);
+	}
+	s->emitted = 0;
+	res = resolve_file(file, &s->walk, NULL, NULL);
+	res = judge_path(&j, res, file->f_path.dentry, op, need);
+	if (flag == SBX_EV_FD_USE && !res && !s->emitted) {
+		s->fd_file = ptr_value(file);
+		s->fd_dentry = ptr_value(file->f_path.dentry);
+		s->fd_mnt = ptr_value(file->f_path.mnt);
+		s->fd_need = need;
+		s->fd_sandbox = inner;
+		s->fd_until = now + FD_CACHE_NS;
+	}
+	return res;
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(fs_file_open, struct file *file, int ret)
 {
@@ -535,11 +682,60 @@ int BPF_PROG(fs_file_open, struct file *file, int ret)
 		need |= NEED_WRITE;
 	if (!need)
 		return 0;
-	if ((file->f_inode->i_mode & S_IFMT) == S_IFBLK)
-		/* A sandbox gets no raw block device: reading one reads every file on it. */
-		return deny_object(file->f_path.dentry, file->f_path.mnt,
-				   (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, SBX_RULE_DEVICE);
-	return judge_file(file, (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, need);
+	return judge_fd(file, need, 0);
+}
+
+/*
+ * A descriptor the sandbox did not open itself: one passed over a unix
+ * socket (SCM_RIGHTS) or taken with pidfd_getfd is judged as if the task
+ * had opened it with the same access. Refused, it is not installed (the
+ * receiver sees MSG_CTRUNC).
+ */
+SEC("lsm/file_receive")
+int BPF_PROG(fs_file_receive, struct file *file, int ret)
+{
+	__u32 need = 0;
+
+	if (ret)
+		return ret;
+	if (file->f_mode & FMODE_READ)
+		need |= NEED_READ;
+	if (file->f_mode & FMODE_WRITE)
+		need |= NEED_WRITE;
+	return need ? judge_fd(file, need, SBX_EV_FD_RECEIVED) : 0;
+}
+
+/*
+ * Every read and write through a descriptor (read, write, splice,
+ * sendfile, copy_file_range, getdents) is judged again on use, so one
+ * opened before the sandbox started and inherited, or opened before a rule
+ * changed, is held to the policy as it is now. Inherited stdin, stdout and
+ * stderr are no exception: a terminal, pipe or socket passes (not files in
+ * the tree), a redirect into a file the policy does not let the sandbox
+ * write is refused on the first write. Regular files and directories
+ * only; block and memory devices are refused outright. An allow is
+ * remembered per task for FD_CACHE_NS (fd_cached), so a read loop pays for
+ * one walk, not one per call.
+ */
+SEC("lsm/file_permission")
+int BPF_PROG(fs_file_permission, struct file *file, int mask, int ret)
+{
+	__u32 need = 0, type;
+
+	if (ret)
+		return ret;
+	if (mask & MAY_READ)
+		need |= NEED_READ;
+	if (mask & (MAY_WRITE | MAY_APPEND))
+		need |= NEED_WRITE;
+	if (!need)
+		return 0;
+	type = file->f_inode->i_mode & S_IFMT;
+	if (type != S_IFREG && type != S_IFDIR && type != S_IFBLK && type != S_IFCHR)
+		return 0;
+	if (type == S_IFCHR && !mem_device(file))
+		return 0;
+	return judge_fd(file, need, SBX_EV_FD_USE);
 }
 
 
@@ -917,12 +1113,42 @@ int BPF_PROG(fs_userns_create, const struct cred *cred, int ret)
 #define BTRFS_IOC_SUBVOL_CREATE_V2	0x50009418
 #define BTRFS_IOC_SNAP_DESTROY_V2	0x5000943f
 
+/*
+ * And ioctls that reach outside the sandbox whatever the file: typing into
+ * a terminal's input queue (TIOCSTI; TIOCLINUX's selection paste), which a
+ * sandbox sharing the user's terminal would use to run commands in the
+ * user's shell once it exits; and making another process a socket's owner
+ * (FIOSETOWN, SIOCSPGRP: its SIGURG/SIGIO), the ioctl twin of F_SETOWN.
+ */
+#define TIOCSTI		0x5412
+#define TIOCLINUX	0x541c
+#define FIOSETOWN	0x8901
+#define SIOCSPGRP	0x8902
+
+static __always_inline int deny_ioctl(__u32 op, __u32 cmd)
+{
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	j.s->ev.arg = cmd;
+	return deny_err(&j, op, SBX_RULE_SYSTEM, -EPERM);
+}
+
 SEC("lsm/file_ioctl")
 int BPF_PROG(fs_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
 {
 	if (ret)
 		return ret;
 	switch (cmd) {
+	case TIOCSTI:
+	case TIOCLINUX:
+		return deny_ioctl(SBX_OP_TTY, cmd);
+	case FIOSETOWN:
+	case SIOCSPGRP:
+		return deny_ioctl(SBX_OP_SIGNAL, cmd);
 	case FS_IOC_SETFLAGS:
 	case FS_IOC_FSSETXATTR:
 	case BTRFS_IOC_SNAP_CREATE:

@@ -18,6 +18,7 @@
 #define SBX_SHARED extern
 #endif
 
+#define EPERM		1
 #define EACCES		13
 #define EINVAL		22
 
@@ -45,6 +46,10 @@ struct sbx_scratch {
 	struct sbx_chain chain;	/* here, not on the stack: the matcher's calls need that room */
 	/* The chain's policies, for walks that judge by all of them at once (fs.bpf.c sb_walk). */
 	__u32 nest_policy[SBX_NEST_MAX], nest_mask[SBX_NEST_MAX], nest_audit[SBX_NEST_MAX];
+	__u32 emitted;		/* records emit() was asked for since the hook reset it */
+	/* The last descriptor use allowed (fs.bpf.c file_permission). */
+	__u32 fd_need;
+	__u64 fd_file, fd_dentry, fd_mnt, fd_sandbox, fd_until;
 };
 
 SBX_SHARED struct {
@@ -245,6 +250,8 @@ static __always_inline int judge_begin(struct judge *j)
 	j->s->ev.path2_len = 0;
 	j->s->ev.domain_id = 0;
 	j->s->ev.family = 0;
+	j->s->ev.arg = 0;
+	j->s->ev.target = 0;
 	j->s->ev.path[0] = '\0';
 	/* The chain goes straight to scratch memory: the matcher's calls need the stack. */
 	current_chain(&j->s->chain);
@@ -412,6 +419,8 @@ static __always_inline __u32 event_kind(const struct sbx_event *ev)
 		return SBX_KIND_AUDIT;
 	if (ev->op == SBX_OP_READ)
 		return SBX_KIND_READ;
+	if (ev->op >= SBX_OP_PTRACE)
+		return SBX_KIND_TASK;
 	if (ev->op >= SBX_OP_MOUNT && ev->op <= SBX_OP_USERNS)
 		return SBX_KIND_NAMESPACE;
 	if (ev->op >= SBX_OP_CONNECT)
@@ -509,25 +518,31 @@ static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32
 	ev->verdict = verdict;
 	ev->rule_id = rule_id;
 	ev->error = error;
-	ev->pad = 0;
 	if (!(ev->flags & SBX_EV_NET)) {
 		ev->sock_type = ev->protocol = ev->port = 0;
 		__builtin_memset(ev->addr, 0, sizeof(ev->addr));
 	}
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	j->s->emitted++;
 	send_record(ev);
 }
 
-/* Report a denial; returns what the hook returns (0 in audit mode). */
-static __always_inline int deny(struct judge *j, __u32 op, __u32 rule_id)
+/* Report a denial with @error; returns what the hook returns (0 in audit mode). */
+static __always_inline int deny_err(struct judge *j, __u32 op, __u32 rule_id, int error)
 {
 	stat_inc(SBX_STAT_DENIED);
 	if (j->sb->flags & SBX_SANDBOX_AUDIT) {
 		emit(j, op, SBX_VERDICT_AUDIT, rule_id, 0);
 		return 0;
 	}
-	emit(j, op, SBX_VERDICT_DENY, rule_id, -EACCES);
-	return -EACCES;
+	emit(j, op, SBX_VERDICT_DENY, rule_id, error);
+	return error;
+}
+
+/* Report a denial: file and network operations answer EACCES. */
+static __always_inline int deny(struct judge *j, __u32 op, __u32 rule_id)
+{
+	return deny_err(j, op, rule_id, -EACCES);
 }
 
 

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION		4
+#define SBX_ABI_VERSION		5
 
 #define SBX_PATH_MAX		4096	/* bytes, with the NUL; a power of two (used as a mask) */
 #define SBX_COMM_LEN		16
@@ -241,8 +241,33 @@ enum sbx_op {
 	SBX_OP_SOCKET,		/* creating a raw, packet or other-family socket */
 	SBX_OP_DNS,		/* a DNS query the resolver refused (sent by userspace) */
 	SBX_OP_THROTTLED,	/* the sandbox's events were rate-limited: repeat = violations withheld */
+	/* Task and system operations (task.bpf.c): "target" and "arg" say on what. */
+	SBX_OP_PTRACE,		/* ptrace, /proc/PID/mem and the like: target; arg = PTRACE_MODE_* */
+	SBX_OP_SIGNAL,		/* kill, tgkill, pidfd_send_signal, F_SETOWN: target; arg = signal */
+	SBX_OP_SCHED,		/* nice, ioprio, scheduler, rlimits, memory moves of a target */
+	SBX_OP_BPF,		/* bpf(2): arg = the command */
+	SBX_OP_KERNEL_LOAD,	/* modules, kexec, firmware: arg = SBX_LOAD_*; path: module name */
+	SBX_OP_PERF,		/* perf_event_open: arg = the attr type */
+	SBX_OP_CAPABILITY,	/* a host-administration capability: arg = CAP_* */
+	SBX_OP_TTY,		/* typing into a terminal (TIOCSTI, TIOCLINUX): arg = the ioctl */
 	SBX_OP__MAX,
 };
+
+/*
+ * SBX_OP_KERNEL_LOAD's arg: the kernel's enum kernel_read_file_id (the same
+ * numbers as kernel_load_data_id) for what was loaded, plus the flag below
+ * when the data came from memory rather than a file (init_module,
+ * kexec_load), or SBX_LOAD_MODULE_REQUEST for a module the kernel was asked
+ * to load on the task's behalf (its name in path).
+ */
+#define SBX_LOAD_FIRMWARE	1
+#define SBX_LOAD_MODULE		2
+#define SBX_LOAD_KEXEC_IMAGE	3
+#define SBX_LOAD_KEXEC_INITRAMFS 4
+#define SBX_LOAD_POLICY		5
+#define SBX_LOAD_X509		6
+#define SBX_LOAD_FROM_MEMORY	0x80u
+#define SBX_LOAD_MODULE_REQUEST	0x100u
 
 enum sbx_verdict {
 	SBX_VERDICT_DENY = 1,
@@ -264,7 +289,10 @@ enum sbx_verdict {
 #define SBX_RULE_DNS_EXPIRED	0xfffffff5u	/* the DNS answer that allowed it has expired */
 #define SBX_RULE_DOMAIN_DEFAULT	0xfffffff4u	/* a name not in allowedDomains */
 #define SBX_RULE_DNS_FAILED	0xfffffff3u	/* an answer could not be installed (map full): refused */
-#define SBX_RULE_FIRST_BUILTIN	SBX_RULE_DNS_FAILED
+#define SBX_RULE_TASK		0xfffffff2u	/* mandatory: no tracing, signalling or tuning of tasks outside */
+#define SBX_RULE_SYSTEM		0xfffffff1u	/* mandatory: no bpf, kernel loading, perf, admin capabilities, tty input */
+#define SBX_RULE_KERNEL_FILES	0xfffffff0u	/* mandatory: no writes to /proc, /sys; no /dev/mem, kmem, port */
+#define SBX_RULE_FIRST_BUILTIN	SBX_RULE_KERNEL_FILES
 
 /* Rule ids of network rules: a base plus the index in the policy's list. */
 #define SBX_RULE_NET_BASE	0x40000000u	/* + index into policy.net.rules (CIDR rules) */
@@ -285,6 +313,9 @@ enum sbx_verdict {
 #define SBX_EV_STEERED		(1u << 6)	/* a DNS query: the address is the server it was sent to */
 /* Made by userspace when a coalescing window ended without a later record (no kernel seq). */
 #define SBX_EV_SUMMARY		(1u << 7)
+#define SBX_EV_TARGET		(1u << 8)	/* target is a task (its comm in path) */
+#define SBX_EV_FD_USE		(1u << 9)	/* refused on use of an open descriptor (read, write) */
+#define SBX_EV_FD_RECEIVED	(1u << 10)	/* refused when received (SCM_RIGHTS, pidfd_getfd) */
 
 /*
  * One record on the events ring buffer per denial or audit hit, or per
@@ -295,7 +326,7 @@ struct sbx_event {
 	__u64 seq;		/* 1, 2, 3… per boot for every record the kernel tried to send: a gap is a loss */
 	__u64 key;		/* what makes violations identical (coalescing); 0 for userspace records */
 	__u32 repeat;		/* violations this record stands for: itself and the ones coalesced into it */
-	__u32 pad;
+	__u32 arg;		/* task and system ops: signal, ptrace mode, bpf command, capability… */
 	__u64 cgroup_id;	/* the cgroup the task runs in */
 	__u64 sandbox_cgroup_id; /* the sandboxed cgroup whose policy decided */
 	__u32 pid;		/* thread id */
@@ -310,6 +341,7 @@ struct sbx_event {
 	__u32 path_len;		/* bytes of path, without the NUL */
 	__u32 path2_len;	/* bytes of path2 when SBX_EV_PATH2 */
 	__u32 domain_id;	/* network: the name the address was learned for (0: none) */
+	__u32 target;		/* SBX_EV_TARGET: the task acted on (process id) */
 	/* Network operations (SBX_EV_NET); a unix socket's path is in path. */
 	__u16 family;		/* AF_INET, AF_INET6, AF_UNIX, … */
 	__u16 sock_type;	/* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, … */
@@ -351,6 +383,7 @@ enum sbx_kind {
 	SBX_KIND_NETWORK,	/* denied connect, sendto, bind, listen, sockets, DNS */
 	SBX_KIND_AUDIT,		/* audit-mode hits (not denied) */
 	SBX_KIND_GRANTED,	/* operations a live grant allowed */
+	SBX_KIND_TASK,		/* denied task and system operations (ptrace, signals, bpf, modules…) */
 	SBX_KIND__MAX,
 };
 

@@ -879,10 +879,11 @@ static size_t active_grants(const json_t *st)
 /* A sandbox's counts by kind, for `list --json`. */
 static json_t *counts_json(const struct sbx_sandbox_stats *n)
 {
-	return json_pack("{s:{s:I, s:I, s:I, s:I}, s:I, s:I}",
+	return json_pack("{s:{s:I, s:I, s:I, s:I, s:I}, s:I, s:I}",
 			 "denied", "read", (json_int_t)n->n[SBX_KIND_READ], "write", (json_int_t)n->n[SBX_KIND_WRITE],
 			 "namespace", (json_int_t)n->n[SBX_KIND_NAMESPACE],
 			 "network", (json_int_t)n->n[SBX_KIND_NETWORK],
+			 "task", (json_int_t)n->n[SBX_KIND_TASK],
 			 "audit", (json_int_t)n->n[SBX_KIND_AUDIT], "granted", (json_int_t)n->n[SBX_KIND_GRANTED]);
 }
 
@@ -929,10 +930,11 @@ int do_list(int argc, char **argv)
 							     "counts", counts_json(&n)));
 		else
 			printf("%s\t%s\t%s\t%s\t%s\tgrants=%zu\tdenied read=%llu write=%llu ns=%llu net=%llu"
-			       " audit=%llu granted=%llu\n", cg ? cg : "?", name ? name : "?",
+			       " task=%llu audit=%llu granted=%llu\n", cg ? cg : "?", name ? name : "?",
 			       hash ? hash : "?", mode, lims, active_grants(st),
 			       n.n[SBX_KIND_READ], n.n[SBX_KIND_WRITE], n.n[SBX_KIND_NAMESPACE],
-			       n.n[SBX_KIND_NETWORK], n.n[SBX_KIND_AUDIT], n.n[SBX_KIND_GRANTED]);
+			       n.n[SBX_KIND_NETWORK], n.n[SBX_KIND_TASK], n.n[SBX_KIND_AUDIT],
+			       n.n[SBX_KIND_GRANTED]);
 		json_decref(st);
 	}
 	if (cli.json)

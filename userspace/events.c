@@ -46,6 +46,14 @@ const char *sbx_op_name(__u32 op)
 		[SBX_OP_SOCKET] = "socket",
 		[SBX_OP_DNS] = "dns",
 		[SBX_OP_THROTTLED] = "throttled",
+		[SBX_OP_PTRACE] = "ptrace",
+		[SBX_OP_SIGNAL] = "signal",
+		[SBX_OP_SCHED] = "sched",
+		[SBX_OP_BPF] = "bpf",
+		[SBX_OP_KERNEL_LOAD] = "kernel_load",
+		[SBX_OP_PERF] = "perf_event_open",
+		[SBX_OP_CAPABILITY] = "capability",
+		[SBX_OP_TTY] = "tty_input",
 	};
 
 	return op < SBX_OP__MAX && names[op] ? names[op] : "unknown";
@@ -100,6 +108,13 @@ const char *event_rule_text(const struct sbx_event *ev, const char *policy_text)
 	case SBX_RULE_DNS_EXPIRED: return "the DNS answer that allowed this address has expired";
 	case SBX_RULE_DOMAIN_DEFAULT: return "default: not in allowedDomains";
 	case SBX_RULE_DNS_FAILED: return "fail-closed: the answer's addresses could not be installed";
+	case SBX_RULE_TASK: return "mandatory: no tracing, signalling or tuning of processes outside the sandbox";
+	case SBX_RULE_SYSTEM:
+		return "mandatory: no bpf, kernel loading, perf events, host-administration capabilities"
+		       " or terminal input in a sandbox";
+	case SBX_RULE_KERNEL_FILES:
+		return "mandatory: no writes to /proc (but the task's own), /sys and other kernel file"
+		       " systems; no /dev/mem, /dev/kmem, /dev/port";
 	case SBX_RULE_NONE:
 		if (ev->flags & SBX_EV_PATH_UNRESOLVED)
 			return "fail-closed: unresolvable path";
@@ -175,6 +190,116 @@ void event_net_target(const struct sbx_event *ev, char *buf, size_t sz)
 		 proto_name(ev->protocol, ev->sock_type));
 }
 
+static const char *const cap_names[] = {
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+	"CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW",
+	"CAP_IPC_LOCK", "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT",
+	"CAP_SYS_PTRACE", "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+	"CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE",
+	"CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE",
+	"CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ",
+	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
+};
+
+static const char *const bpf_cmd_names[] = {
+	"BPF_MAP_CREATE", "BPF_MAP_LOOKUP_ELEM", "BPF_MAP_UPDATE_ELEM", "BPF_MAP_DELETE_ELEM",
+	"BPF_MAP_GET_NEXT_KEY", "BPF_PROG_LOAD", "BPF_OBJ_PIN", "BPF_OBJ_GET", "BPF_PROG_ATTACH",
+	"BPF_PROG_DETACH", "BPF_PROG_TEST_RUN", "BPF_PROG_GET_NEXT_ID", "BPF_MAP_GET_NEXT_ID",
+	"BPF_PROG_GET_FD_BY_ID", "BPF_MAP_GET_FD_BY_ID", "BPF_OBJ_GET_INFO_BY_FD",
+	"BPF_PROG_QUERY", "BPF_RAW_TRACEPOINT_OPEN", "BPF_BTF_LOAD", "BPF_BTF_GET_FD_BY_ID",
+	"BPF_TASK_FD_QUERY", "BPF_MAP_LOOKUP_AND_DELETE_ELEM", "BPF_MAP_FREEZE",
+	"BPF_BTF_GET_NEXT_ID", "BPF_MAP_LOOKUP_BATCH", "BPF_MAP_LOOKUP_AND_DELETE_BATCH",
+	"BPF_MAP_UPDATE_BATCH", "BPF_MAP_DELETE_BATCH", "BPF_LINK_CREATE", "BPF_LINK_UPDATE",
+	"BPF_LINK_GET_FD_BY_ID", "BPF_LINK_GET_NEXT_ID", "BPF_ENABLE_STATS", "BPF_ITER_CREATE",
+	"BPF_LINK_DETACH", "BPF_PROG_BIND_MAP", "BPF_TOKEN_CREATE",
+};
+
+static const char *load_name(__u32 what)
+{
+	static const char *const names[] = { "unknown", "firmware", "module", "kexec image",
+					     "kexec initramfs", "security policy", "x509 certificate" };
+
+	if (what == SBX_LOAD_MODULE_REQUEST)
+		return "module request";
+	what &= ~SBX_LOAD_FROM_MEMORY;
+	return what < sizeof(names) / sizeof(names[0]) ? names[what] : "unknown";
+}
+
+/* "SIGKILL", "SIG37" (real-time), "0" (a probe). */
+static void signal_text(__u32 sig, char *buf, size_t sz)
+{
+	const char *abbrev = sig && sig < 32 ? sigabbrev_np((int)sig) : NULL;
+
+	if (!sig)
+		snprintf(buf, sz, "signal 0");
+	else if (abbrev)
+		snprintf(buf, sz, "SIG%s", abbrev);
+	else
+		snprintf(buf, sz, "SIG%u", sig);
+}
+
+bool event_is_task_op(const struct sbx_event *ev)
+{
+	return ev->op >= SBX_OP_PTRACE && ev->op < SBX_OP__MAX;
+}
+
+void event_detail(const struct sbx_event *ev, char *buf, size_t sz)
+{
+	buf[0] = '\0';
+	switch (ev->op) {
+	case SBX_OP_PTRACE:
+		snprintf(buf, sz, "%s", (ev->arg & 0x02) ? "attach" : (ev->arg & 0x01) ? "read" : "traceme");
+		break;
+	case SBX_OP_SIGNAL:
+		if (!(ev->flags & SBX_EV_TARGET))	/* fcntl or ioctl: the would-be owner is elsewhere */
+			snprintf(buf, sz, "%s", ev->arg == 8 ? "F_SETOWN" : ev->arg == 15 ? "F_SETOWN_EX" :
+					       ev->arg == 0x8901 ? "FIOSETOWN" : ev->arg == 0x8902 ? "SIOCSPGRP" :
+					       "owner");
+		else
+			signal_text(ev->arg, buf, sz);
+		break;
+	case SBX_OP_SCHED:
+		snprintf(buf, sz, "scheduling");
+		break;
+	case SBX_OP_BPF:
+		if (ev->arg < sizeof(bpf_cmd_names) / sizeof(bpf_cmd_names[0]))
+			snprintf(buf, sz, "%s", bpf_cmd_names[ev->arg]);
+		else
+			snprintf(buf, sz, "bpf command %u", ev->arg);
+		break;
+	case SBX_OP_KERNEL_LOAD:
+		snprintf(buf, sz, "%s%s%s%s", load_name(ev->arg),
+			 (ev->arg & SBX_LOAD_FROM_MEMORY) && ev->arg != SBX_LOAD_MODULE_REQUEST ? " from memory" : "",
+			 ev->path_len ? " " : "", ev->path_len ? ev->path : "");
+		break;
+	case SBX_OP_PERF:
+		snprintf(buf, sz, "perf event type %u", ev->arg);
+		break;
+	case SBX_OP_CAPABILITY:
+		if (ev->arg < sizeof(cap_names) / sizeof(cap_names[0]))
+			snprintf(buf, sz, "%s", cap_names[ev->arg]);
+		else
+			snprintf(buf, sz, "capability %u", ev->arg);
+		break;
+	case SBX_OP_TTY:
+		snprintf(buf, sz, "%s", ev->arg == 0x5412 ? "TIOCSTI" : ev->arg == 0x541c ? "TIOCLINUX" : "ioctl");
+		break;
+	}
+}
+
+/* What a task or system op acted on, for the human line: "pid 12 (sshd) SIGKILL", "CAP_SYS_ADMIN". */
+static void task_target(const struct sbx_event *ev, char *buf, size_t sz)
+{
+	char detail[SBX_PATH_MAX + 64];
+
+	event_detail(ev, detail, sizeof(detail));
+	if (ev->flags & SBX_EV_TARGET)
+		snprintf(buf, sz, "pid %u (%s) %s", ev->target, ev->path, detail);
+	else
+		snprintf(buf, sz, "%s", detail);
+}
+
 __u32 event_repeat(const struct sbx_event *ev)
 {
 	return ev->repeat ? ev->repeat : 1;	/* userspace records leave it 0: one violation */
@@ -199,8 +324,12 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, const 
 		snprintf(second, sizeof(second), " -> %s", event_path(ev, ev->path2, ev->path2_len));
 	if (ev->flags & SBX_EV_NET)
 		event_net_target(ev, target, sizeof(target));
+	else if (event_is_task_op(ev))
+		task_target(ev, target, sizeof(target));
 	else
-		snprintf(target, sizeof(target), "%s", event_path(ev, ev->path, ev->path_len));
+		snprintf(target, sizeof(target), "%s%s", event_path(ev, ev->path, ev->path_len),
+			 (ev->flags & SBX_EV_FD_USE) ? " (open descriptor)" :
+			 (ev->flags & SBX_EV_FD_RECEIVED) ? " (received descriptor)" : "");
 	if (domain && ev->op != SBX_OP_DNS)
 		snprintf(dom, sizeof(dom), " [%s]", domain);
 	return snprintf(buf, sz, "sbx-bpf: %s %s %s%s%s (%s%s) pid %u %.*s%s",
@@ -270,12 +399,20 @@ static int jviolation_human(const json_t *ev, char *buf, size_t sz)
 	const char *op = jstr(ev, "op"), *domain = json_string_value(json_object_get(ev, "domain"));
 	struct line l = { .buf = buf, .sz = sz };
 	long long repeat;
+	const json_t *target = json_object_get(ev, "target");
+	const char *desc = json_string_value(json_object_get(ev, "descriptor"));
 
 	put(&l, "sbx-bpf: %s %s ", jstr(ev, "verdict"), op);
 	if (json_is_object(net))
 		jnet_target(&l, ev, net);
+	else if (json_is_object(target))
+		put(&l, "pid %lld (%s) %s", (long long)json_integer_value(json_object_get(target, "pid")),
+		    jstr(target, "comm"), jstr(ev, "detail"));
+	else if (json_is_string(json_object_get(ev, "detail")))
+		put(&l, "%s", jstr(ev, "detail"));
 	else
-		put(&l, "%s", jpath(ev, "path"));
+		put(&l, "%s%s", jpath(ev, "path"), !desc ? "" : !strcmp(desc, "use") ? " (open descriptor)" :
+		    " (received descriptor)");
 	if (json_is_string(json_object_get(ev, "path2")))
 		put(&l, " -> %s", jpath(ev, "path2"));
 	if (domain && strcmp(op, "dns"))
@@ -412,6 +549,28 @@ static json_t *throttled_to_json(const struct sbx_event *ev, const char *sandbox
 			 "sandbox", json_text(sandbox));
 }
 
+/*
+ * "target" (the process acted on), "detail" (signal, capability, bpf
+ * command…: text) and "arg" (its number) for task and system ops, null
+ * otherwise; "descriptor": "use" or "received" when an open descriptor was
+ * refused rather than an open. A task op's path is its target's name, so
+ * "path" is null for those.
+ */
+static int task_fields(json_t *obj, const struct sbx_event *ev)
+{
+	char detail[SBX_PATH_MAX + 64];
+	bool task = event_is_task_op(ev), target = ev->flags & SBX_EV_TARGET;
+
+	event_detail(ev, detail, sizeof(detail));
+	return json_object_set_new(obj, "target", target ? json_pack("{s:i, s:o}", "pid", (int)ev->target,
+				   "comm", event_json_text(ev->path, ev->path_len)) : json_null()) ||
+	       json_object_set_new(obj, "detail", task ? json_text(detail) : json_null()) ||
+	       json_object_set_new(obj, "arg", task ? json_integer(ev->arg) : json_null()) ||
+	       json_object_set_new(obj, "descriptor", (ev->flags & SBX_EV_FD_USE) ? json_string("use") :
+				   (ev->flags & SBX_EV_FD_RECEIVED) ? json_string("received") : json_null()) ||
+	       (task && json_object_set_new(obj, "path", json_null()));
+}
+
 json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *domain,
 		      const char *sandbox)
 {
@@ -449,6 +608,10 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 			 "ppid", (int)ev->ppid, "uid", (int)ev->uid,
 			 "comm", event_json_text(ev->comm, strnlen(ev->comm, SBX_COMM_LEN)));
 	/* "seq" is the sinks' record number; this one is the kernel's (a gap: records lost there). */
+	if (obj && task_fields(obj, ev)) {
+		json_decref(obj);
+		return NULL;
+	}
 	if (obj && (json_object_set_new(obj, "kernel_seq", seq_json(ev)) ||
 		    json_object_set_new(obj, "host", json_text(host_name())) ||
 		    json_object_set_new(obj, "repeat", json_integer(event_repeat(ev))) ||

@@ -6,6 +6,7 @@
 #ifndef SBX_EVENTS_H
 #define SBX_EVENTS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 #include <jansson.h>
@@ -87,6 +88,9 @@ void event_wall_time(__u64 mono_ns, struct timespec *ts);
 __u64 event_mono_now(void);
 /* "10.0.0.1:443", "[2001:db8::1]:443", "unix:/run/x.sock", "unix:@name" into @buf. */
 void event_net_target(const struct sbx_event *ev, char *buf, size_t sz);
+/* Task and system ops (ptrace … tty_input): what was refused, as text ("SIGKILL", "CAP_SYS_ADMIN"). */
+bool event_is_task_op(const struct sbx_event *ev);
+void event_detail(const struct sbx_event *ev, char *buf, size_t sz);
 
 /* Deliver one event (from the kernel or made in userspace, e.g. by the resolver). */
 void events_emit(struct event_sink *sink, const struct sbx_event *ev);

@@ -4,7 +4,9 @@
  * reasons for each choice, is in docs/events.md "OCSF"):
  *
  *   file operations          File System Activity   1001 (System Activity, 1)
- *   userns_create            Process Activity       1007
+ *   userns_create, ptrace,   Process Activity       1007
+ *   signal, bpf, capability
+ *   and the other task ops
  *   connect, sendto, bind,   Network Activity       4001 (Network Activity, 4)
  *   listen, socket
  *   dns                      DNS Activity           4003
@@ -72,6 +74,15 @@ static const struct activity op_activity[SBX_OP__MAX] = {
 	[SBX_OP_LISTEN]		= { CLASS_NETWORK, ACTIVITY_OTHER, "Listen" },	/* 1.1.0 has no Listen */
 	[SBX_OP_SOCKET]		= { CLASS_NETWORK, ACTIVITY_OTHER, "Socket" },
 	[SBX_OP_DNS]		= { CLASS_DNS, 2, "Response" },	/* the NXDOMAIN the resolver sent */
+	/* Task and system ops: what the sandboxed process tried (its target, if any, in unmapped). */
+	[SBX_OP_PTRACE]		= { CLASS_PROCESS, 3, "Open" },
+	[SBX_OP_SIGNAL]		= { CLASS_PROCESS, ACTIVITY_OTHER, "Signal" },
+	[SBX_OP_SCHED]		= { CLASS_PROCESS, ACTIVITY_OTHER, "Set Scheduling" },
+	[SBX_OP_BPF]		= { CLASS_PROCESS, ACTIVITY_OTHER, "BPF" },
+	[SBX_OP_KERNEL_LOAD]	= { CLASS_PROCESS, ACTIVITY_OTHER, "Load Kernel Code" },
+	[SBX_OP_PERF]		= { CLASS_PROCESS, ACTIVITY_OTHER, "Open Perf Event" },
+	[SBX_OP_CAPABILITY]	= { CLASS_PROCESS, ACTIVITY_OTHER, "Use Capability" },
+	[SBX_OP_TTY]		= { CLASS_PROCESS, ACTIVITY_OTHER, "Terminal Input" },
 };
 
 static struct activity event_activity(const struct sbx_event *ev)
@@ -341,7 +352,7 @@ static int set_class(json_t *o, const struct sbx_event *ev, json_t *j, const str
 /* What OCSF has no attribute for, under the names of our own schema. */
 static json_t *unmapped(json_t *j, const struct sink_ctx *ctx)
 {
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 			 "schema", SBX_EVENT_SCHEMA, "boot_id", text(ctx->boot_id),
 			 "op", copy(j, "op"), "verdict", copy(j, "verdict"),
 			 "sandbox", copy(j, "sandbox"), "cgroup_id", copy(j, "cgroup_id"),
@@ -349,7 +360,9 @@ static json_t *unmapped(json_t *j, const struct sink_ctx *ctx)
 			 "path_unresolved", copy(j, "path_unresolved"),
 			 "moves_between_rules", copy(j, "moves_between_rules"),
 			 "directory_only", copy(j, "directory_only"),
-			 "net", copy(j, "net"), "domain", copy(j, "domain"));
+			 "net", copy(j, "net"), "domain", copy(j, "domain"),
+			 "target", copy(j, "target"), "detail", copy(j, "detail"), "arg", copy(j, "arg"),
+			 "descriptor", copy(j, "descriptor"));
 }
 
 json_t *sink_ocsf_event(const struct sbx_event *ev, const struct sink_ctx *ctx)

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * task.bpf.c — what a sandboxed task may do to other tasks and to the
+ * kernel itself, whatever its policy says. A sandbox's processes may run as
+ * root; these hooks keep that root inside its cgroup.
+ *
+ * Hooks and what each denies, only for tasks in a sandboxed cgroup; each
+ * denial is -EPERM (the errno these calls document for "not allowed") plus
+ * one event, or an audit event in audit mode:
+ *
+ *   lsm/ptrace_access_check  ptrace attach/seize, /proc/PID/{mem,environ,fd,
+ *                            ns,root,…}, process_vm_*, pidfd_getfd, kcmp of a
+ *                            task outside the sandbox's cgroup subtree.
+ *                            Probes the kernel marks PTRACE_MODE_NOAUDIT (ps
+ *                            reading /proc/PID/stat) are refused without an
+ *                            event: they are not requests, and are many
+ *   lsm/ptrace_traceme       PTRACE_TRACEME when the parent is outside
+ *   lsm/task_kill            any signal, 0 and SIGSTOP included, to a task
+ *                            outside (kill, tgkill, pidfd_send_signal)
+ *   lsm/task_setnice         renicing, I/O priority, scheduling policy,
+ *   lsm/task_setioprio       rlimits (prlimit) and page migration of a task
+ *   lsm/task_setscheduler    outside
+ *   lsm/task_setrlimit
+ *   lsm/task_movememory
+ *   lsm/file_fcntl           F_SETOWN to another process (its SIGIO, with
+ *                            F_SETSIG any signal, would reach a task outside)
+ *                            and F_SETOWN_EX, whose target is in user memory
+ *   lsm/bpf                  every bpf(2) command: no programs, maps, links
+ *                            or pinned objects, ours included
+ *   lsm/kernel_module_request  modules the kernel would load for the task
+ *   lsm/kernel_read_file     finit_module, kexec_file_load, firmware and
+ *   lsm/kernel_load_data     policy loading; init_module, kexec_load
+ *   lsm/perf_event_open      every perf event
+ *   lsm/capable              the host-administration capabilities in
+ *                            DENIED_CAPS (CAP_SYS_ADMIN: mount, setns,
+ *                            unshare; CAP_NET_ADMIN: routes, firewall;
+ *                            CAP_SYS_NICE: real-time scheduling; …) when the
+ *                            sandboxed task asks for itself. NOAUDIT checks
+ *                            (the kernel asking on its own account, e.g.
+ *                            on every mmap) are refused without an event
+ *
+ * "Outside" is judged per sandbox of the task's chain: the target must run
+ * in that sandbox's cgroup or below it, for every level (nested sandboxes).
+ * The target's process id and name go in the event (SBX_EV_TARGET).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "sbx_abi.h"
+#include "sandbox.h"
+
+#define PTRACE_MODE_NOAUDIT	0x04
+#define CAP_OPT_NOAUDIT		(1 << 1)
+#define F_SETOWN		8
+#define F_SETOWN_EX		15
+
+/* Capabilities no sandboxed task gets (linux/capability.h numbers). */
+#define CAPBIT(n)		(1ULL << (n))
+#define DENIED_CAPS							\
+	(CAPBIT(12) /* NET_ADMIN */ | CAPBIT(15) /* IPC_OWNER */ |		\
+	 CAPBIT(16) /* SYS_MODULE */ | CAPBIT(17) /* SYS_RAWIO */ |		\
+	 CAPBIT(20) /* SYS_PACCT */ | CAPBIT(21) /* SYS_ADMIN */ |		\
+	 CAPBIT(22) /* SYS_BOOT */ | CAPBIT(23) /* SYS_NICE */ |		\
+	 CAPBIT(25) /* SYS_TIME */ | CAPBIT(26) /* SYS_TTY_CONFIG */ |		\
+	 CAPBIT(29) /* AUDIT_WRITE */ | CAPBIT(30) /* AUDIT_CONTROL */ |	\
+	 CAPBIT(31) /* SETFCAP */ | CAPBIT(32) /* MAC_OVERRIDE */ |		\
+	 CAPBIT(33) /* MAC_ADMIN */ | CAPBIT(34) /* SYSLOG */ |			\
+	 CAPBIT(35) /* WAKE_ALARM */ | CAPBIT(36) /* BLOCK_SUSPEND */ |		\
+	 CAPBIT(37) /* AUDIT_READ */ | CAPBIT(38) /* PERFMON */ |		\
+	 CAPBIT(39) /* BPF */ | CAPBIT(40) /* CHECKPOINT_RESTORE */)
+
+/* Whether cgroup @cgid is @t's cgroup (v2) or one of its ancestors. */
+static __always_inline bool task_under(struct task_struct *t, __u64 cgid)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+	int level, i;
+
+	if (!cg)
+		return false;
+	level = BPF_CORE_READ(cg, level);
+	for (i = 0; i < SBX_CGROUP_MAX_LEVELS; i++) {
+		if (i > level)
+			break;
+		if (BPF_CORE_READ(cg, ancestors[i], kn, id) == cgid)
+			return true;
+	}
+	return false;
+}
+
+/* The event fields about the task acted on: its process id and name. */
+static __always_inline void note_target(struct judge *j, struct task_struct *t)
+{
+	struct sbx_event *ev = &j->s->ev;
+
+	ev->flags |= SBX_EV_TARGET;
+	ev->target = BPF_CORE_READ(t, tgid);
+	bpf_probe_read_kernel_str(ev->path, SBX_COMM_LEN, &t->comm);
+	ev->path_len = 0;
+	for (int i = 0; i < SBX_COMM_LEN - 1 && ev->path[i]; i++)
+		ev->path_len++;
+}
+
+/*
+ * @op on task @t: allowed when @t runs under every sandbox of the caller's
+ * chain, else -EPERM and an event (none when @quiet).
+ */
+static __always_inline int judge_task(struct task_struct *t, __u32 op, __u32 arg, bool quiet)
+{
+	struct judge j;
+	__u32 i;
+	int res;
+
+	if (!t)
+		return 0;
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res ? -EPERM : 0;
+	for_each_sandbox(&j, i) {
+		if (task_under(t, j.sandbox_cgid))
+			continue;
+		if (quiet)	/* not counted either: ps alone makes hundreds */
+			return (j.sb->flags & SBX_SANDBOX_AUDIT) ? 0 : -EPERM;
+		note_target(&j, t);
+		j.s->ev.arg = arg;
+		res = deny_err(&j, op, SBX_RULE_TASK, -EPERM);
+		if (res)
+			return res;
+	}
+	return 0;
+}
+
+/* @op is refused to every sandboxed task; @name (may be NULL) goes in the event's path. */
+static __always_inline int judge_system(__u32 op, __u32 arg, const char *name)
+{
+	struct judge j;
+	int res;
+
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res ? -EPERM : 0;
+	j.s->ev.arg = arg;
+	if (name) {
+		res = bpf_probe_read_kernel_str(j.s->ev.path, 256, name);
+		j.s->ev.path_len = res > 0 ? (res - 1) & (SBX_PATH_MAX - 1) : 0;
+	}
+	return deny_err(&j, op, SBX_RULE_SYSTEM, -EPERM);
+}
+
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(task_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_task(child, SBX_OP_PTRACE, mode, mode & PTRACE_MODE_NOAUDIT);
+}
+
+SEC("lsm/ptrace_traceme")
+int BPF_PROG(task_ptrace_traceme, struct task_struct *parent, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_task(parent, SBX_OP_PTRACE, 0, false);
+}
+
+SEC("lsm/task_kill")
+int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
+	     const struct cred *cred, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_task(p, SBX_OP_SIGNAL, sig, false);
+}
+
+SEC("lsm/task_setnice")
+int BPF_PROG(task_setnice, struct task_struct *p, int nice, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_task(p, SBX_OP_SCHED, 0, false);
+}
+
+SEC("lsm/task_setioprio")
+int BPF_PROG(task_setioprio, struct task_struct *p, int ioprio, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_task(p, SBX_OP_SCHED, 0, false);
+}
+
+SEC("lsm/task_setscheduler")
+int BPF_PROG(task_setscheduler, struct task_struct *p, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_task(p, SBX_OP_SCHED, 0, false);
+}
+
+SEC("lsm/task_setrlimit")
+int BPF_PROG(task_setrlimit, struct task_struct *p, unsigned int resource, struct rlimit *new_rlim,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return judge_task(p, SBX_OP_SCHED, resource, false);
+}
+
+SEC("lsm/task_movememory")
+int BPF_PROG(task_movememory, struct task_struct *p, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_task(p, SBX_OP_SCHED, 0, false);
+}
+
+/*
+ * F_SETOWN makes the kernel signal the owner on I/O (SIGIO, or with
+ * F_SETSIG any signal, SIGKILL included), checked against credentials
+ * that root always passes. Only the caller itself (or nobody) may own a
+ * descriptor; F_SETOWN_EX's owner is in user memory, so it is refused.
+ */
+SEC("lsm/file_fcntl")
+int BPF_PROG(task_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	int owner = (int)arg;
+
+	if (ret)
+		return ret;
+	if (cmd == F_SETOWN && (owner == 0 || owner == (int)(id >> 32) || owner == (int)(__u32)id))
+		return 0;
+	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
+		return 0;
+	return judge_system(SBX_OP_SIGNAL, cmd, NULL);
+}
+
+SEC("lsm/bpf")
+int BPF_PROG(task_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_system(SBX_OP_BPF, cmd, NULL);
+}
+
+SEC("lsm/kernel_module_request")
+int BPF_PROG(task_kernel_module_request, char *kmod_name, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_system(SBX_OP_KERNEL_LOAD, SBX_LOAD_MODULE_REQUEST, kmod_name);
+}
+
+SEC("lsm/kernel_read_file")
+int BPF_PROG(task_kernel_read_file, struct file *file, int id, bool contents, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_system(SBX_OP_KERNEL_LOAD, id, NULL);
+}
+
+SEC("lsm/kernel_load_data")
+int BPF_PROG(task_kernel_load_data, int id, bool contents, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_system(SBX_OP_KERNEL_LOAD, id | SBX_LOAD_FROM_MEMORY, NULL);
+}
+
+SEC("lsm/perf_event_open")
+int BPF_PROG(task_perf_event_open, struct perf_event_attr *attr, int type, int ret)
+{
+	if (ret)
+		return ret;
+	return judge_system(SBX_OP_PERF, BPF_CORE_READ(attr, type), NULL);
+}
+
+SEC("lsm/capable")
+int BPF_PROG(task_capable, const struct cred *cred, struct user_namespace *ns, int cap,
+	     unsigned int opts, int ret)
+{
+	struct task_struct *task;
+	struct judge j;
+	int res;
+
+	if (ret)
+		return ret;
+	if (cap < 0 || cap > 63 || !(DENIED_CAPS & CAPBIT(cap)))
+		return 0;
+	/* Only the task's own capabilities: not another task's (has_capability), not a file's opener's. */
+	task = bpf_get_current_task_btf();
+	if (cred != BPF_CORE_READ(task, cred))
+		return 0;
+	if (!(opts & CAP_OPT_NOAUDIT))
+		return judge_system(SBX_OP_CAPABILITY, cap, NULL);
+	/* Not counted: the kernel asks this on every mmap (vm_enough_memory). */
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res ? -EPERM : 0;
+	return (j.sb->flags & SBX_SANDBOX_AUDIT) ? 0 : -EPERM;
+}
