@@ -324,6 +324,7 @@ static __noinline __u64 event_key(struct sbx_event *ev)
 	h = key_mix(h, (__u64)ev->tgid << 32 | ev->op);
 	h = key_mix(h, (__u64)ev->verdict << 32 | ev->rule_id);
 	h = key_mix(h, (__u64)ev->flags << 32 | ev->domain_id);
+	h = key_mix(h, (__u64)ev->arg << 32 | ev->target);
 	h = key_mix(h, (__u64)ev->family << 48 | (__u64)ev->sock_type << 32 | ev->protocol << 16 | ev->port);
 	h = key_mix(h, *(__u64 *)&ev->addr[0]);
 	h = key_mix(h, *(__u64 *)&ev->addr[8]);

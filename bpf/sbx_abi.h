@@ -250,6 +250,7 @@ enum sbx_op {
 	SBX_OP_PERF,		/* perf_event_open: arg = the attr type */
 	SBX_OP_CAPABILITY,	/* a host-administration capability: arg = CAP_* */
 	SBX_OP_TTY,		/* typing into a terminal (TIOCSTI, TIOCLINUX): arg = the ioctl */
+	SBX_OP_CLONE_CGROUP,	/* clone3(CLONE_INTO_CGROUP): a child born in another cgroup */
 	SBX_OP__MAX,
 };
 
@@ -289,7 +290,7 @@ enum sbx_verdict {
 #define SBX_RULE_DNS_EXPIRED	0xfffffff5u	/* the DNS answer that allowed it has expired */
 #define SBX_RULE_DOMAIN_DEFAULT	0xfffffff4u	/* a name not in allowedDomains */
 #define SBX_RULE_DNS_FAILED	0xfffffff3u	/* an answer could not be installed (map full): refused */
-#define SBX_RULE_TASK		0xfffffff2u	/* mandatory: no tracing, signalling or tuning of tasks outside */
+#define SBX_RULE_TASK		0xfffffff2u	/* mandatory: no tracing, signalling or tuning of tasks outside, no children there */
 #define SBX_RULE_SYSTEM		0xfffffff1u	/* mandatory: no bpf, kernel loading, perf, admin capabilities, tty input */
 #define SBX_RULE_KERNEL_FILES	0xfffffff0u	/* mandatory: no writes to /proc, /sys; no /dev/mem, kmem, port */
 #define SBX_RULE_FIRST_BUILTIN	SBX_RULE_KERNEL_FILES

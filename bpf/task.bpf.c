@@ -25,6 +25,8 @@
  *   lsm/file_fcntl           F_SETOWN to another process (its SIGIO, with
  *                            F_SETSIG any signal, would reach a task outside)
  *                            and F_SETOWN_EX, whose target is in user memory
+ *   lsm/task_alloc           clone3(CLONE_INTO_CGROUP): a child started in
+ *                            another cgroup would be outside the sandbox
  *   lsm/bpf                  every bpf(2) command: no programs, maps, links
  *                            or pinned objects, ours included
  *   lsm/kernel_module_request  modules the kernel would load for the task
@@ -131,7 +133,7 @@ static __always_inline int judge_task(struct task_struct *t, __u32 op, __u32 arg
 }
 
 /* @op is refused to every sandboxed task; @name (may be NULL) goes in the event's path. */
-static __always_inline int judge_system(__u32 op, __u32 arg, const char *name)
+static __always_inline int judge_named(__u32 op, __u32 arg, const char *name, __u32 rule)
 {
 	struct judge j;
 	int res;
@@ -144,7 +146,17 @@ static __always_inline int judge_system(__u32 op, __u32 arg, const char *name)
 		res = bpf_probe_read_kernel_str(j.s->ev.path, 256, name);
 		j.s->ev.path_len = res > 0 ? (res - 1) & (SBX_PATH_MAX - 1) : 0;
 	}
-	return deny_err(&j, op, SBX_RULE_SYSTEM, -EPERM);
+	return deny_err(&j, op, rule, -EPERM);
+}
+
+static __always_inline int judge_system(__u32 op, __u32 arg, const char *name)
+{
+	return judge_named(op, arg, name, SBX_RULE_SYSTEM);
+}
+
+static __always_inline int judge_task_rule(__u32 op, __u32 arg, __u32 rule)
+{
+	return judge_named(op, arg, NULL, rule);
 }
 
 SEC("lsm/ptrace_access_check")
@@ -232,6 +244,25 @@ int BPF_PROG(task_file_fcntl, struct file *file, unsigned int cmd, unsigned long
 	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
 		return 0;
 	return judge_system(SBX_OP_SIGNAL, cmd, NULL);
+}
+
+/*
+ * clone3(CLONE_INTO_CGROUP) starts the child in any cgroup whose
+ * cgroup.procs the caller could write: for root, outside the sandbox. The
+ * cgroup is not among the hook's arguments, so the flag is refused outright
+ * (a sandbox's children are born where it runs, below which it may not
+ * write cgroup files anyway).
+ */
+#define CLONE_INTO_CGROUP	0x200000000ULL
+
+SEC("lsm/task_alloc")
+int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(clone_flags & CLONE_INTO_CGROUP))
+		return 0;
+	return judge_task_rule(SBX_OP_CLONE_CGROUP, 0, SBX_RULE_TASK);
 }
 
 SEC("lsm/bpf")

@@ -54,6 +54,7 @@ const char *sbx_op_name(__u32 op)
 		[SBX_OP_PERF] = "perf_event_open",
 		[SBX_OP_CAPABILITY] = "capability",
 		[SBX_OP_TTY] = "tty_input",
+		[SBX_OP_CLONE_CGROUP] = "clone_into_cgroup",
 	};
 
 	return op < SBX_OP__MAX && names[op] ? names[op] : "unknown";
@@ -108,7 +109,9 @@ const char *event_rule_text(const struct sbx_event *ev, const char *policy_text)
 	case SBX_RULE_DNS_EXPIRED: return "the DNS answer that allowed this address has expired";
 	case SBX_RULE_DOMAIN_DEFAULT: return "default: not in allowedDomains";
 	case SBX_RULE_DNS_FAILED: return "fail-closed: the answer's addresses could not be installed";
-	case SBX_RULE_TASK: return "mandatory: no tracing, signalling or tuning of processes outside the sandbox";
+	case SBX_RULE_TASK:
+		return "mandatory: no tracing, signalling or tuning of processes outside the sandbox,"
+		       " no children started outside it";
 	case SBX_RULE_SYSTEM:
 		return "mandatory: no bpf, kernel loading, perf events, host-administration capabilities"
 		       " or terminal input in a sandbox";
@@ -281,6 +284,9 @@ void event_detail(const struct sbx_event *ev, char *buf, size_t sz)
 			snprintf(buf, sz, "%s", cap_names[ev->arg]);
 		else
 			snprintf(buf, sz, "capability %u", ev->arg);
+		break;
+	case SBX_OP_CLONE_CGROUP:
+		snprintf(buf, sz, "CLONE_INTO_CGROUP");
 		break;
 	case SBX_OP_TTY:
 		snprintf(buf, sz, "%s", ev->arg == 0x5412 ? "TIOCSTI" : ev->arg == 0x541c ? "TIOCLINUX" : "ioctl");

@@ -83,6 +83,7 @@ static const struct activity op_activity[SBX_OP__MAX] = {
 	[SBX_OP_PERF]		= { CLASS_PROCESS, ACTIVITY_OTHER, "Open Perf Event" },
 	[SBX_OP_CAPABILITY]	= { CLASS_PROCESS, ACTIVITY_OTHER, "Use Capability" },
 	[SBX_OP_TTY]		= { CLASS_PROCESS, ACTIVITY_OTHER, "Terminal Input" },
+	[SBX_OP_CLONE_CGROUP]	= { CLASS_PROCESS, 1, "Launch" },
 };
 
 static struct activity event_activity(const struct sbx_event *ev)

@@ -48,7 +48,7 @@ export SBX_RESULTS=/dev/ttyS1 SBX_TEST_TIMEOUT
 
 run_suite() {
 	echo "SUITE-START $(uname -r)" >"$SBX_RESULTS"
-	for t in /sbx/tests/e2e/[0-9]*.sh; do
+	for t in /sbx/tests/e2e/[0-9]*.sh /sbx/tests/escape/[0-9]*.sh; do
 		name=$(basename "$t" .sh)
 		case " ${SBX_TESTS:-$name} " in *" $name "*) ;; *) continue ;; esac
 		log=/tmp/$name.results
