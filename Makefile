@@ -53,7 +53,7 @@ LIB_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/presets.o
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test
-VM_BINS	   := $(BUILD)/tests/bin/sbx-probe
+VM_BINS	   := $(BUILD)/tests/bin/sbx-probe $(BUILD)/tests/bin/sbx-escape
 BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood)
 # The unit tests again, with ASan+UBSan (leaks included), in a tree of their own.
 SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -154,6 +154,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(BUILD)/fuzz/obj
 		$(STATIC_LIBS)
 
 $(BUILD)/tests/bin/%: tests/vm/%.c | $(BUILD)/tests/bin
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+# The adversarial suite's helper (tests/escape/): one escape attempt per run.
+$(BUILD)/tests/bin/%: tests/escape/%.c | $(BUILD)/tests/bin
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
 

@@ -205,7 +205,7 @@ make_overlay() {
 	for f in "$BUILD"/bench/bin/*; do	# openbench, connectbench, startbench, landlock-run, …
 		[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$stage/sbx/bin/"
 	done
-	cp -r "$ROOT/tests/e2e" "$ROOT/tests/vm" "$stage/sbx/tests/"
+	cp -r "$ROOT/tests/e2e" "$ROOT/tests/vm" "$ROOT/tests/escape" "$stage/sbx/tests/"
 	cp -r "$ROOT/bench" "$stage/sbx/"
 	cp "$ROOT/tests/vm/init.sh" "$stage/sbx/init"
 	chmod +x "$stage/sbx/init"
