@@ -485,7 +485,8 @@ static __always_inline int judge_path(struct judge *j, int res, struct dentry *d
 			continue;
 		walk_to_event(walk, &j->s->ev);
 		if (ret == 2) {
-			emit(j, o, SBX_VERDICT_GRANTED, rule, 0);
+			if (!j->s->quiet_grants)
+				emit(j, o, SBX_VERDICT_GRANTED, rule, 0);
 			continue;
 		}
 		ret = deny(j, o, rule);
@@ -626,9 +627,39 @@ static __always_inline bool fd_cached(struct sbx_scratch *s, struct file *file, 
 	       s->fd_sandbox == sandbox && now < s->fd_until;
 }
 
+/* Is @file one of `run`'s stdin, stdout, stderr for the innermost sandbox @cgid? */
+static __always_inline bool stdio_file(struct file *file, __u64 cgid)
+{
+	struct sbx_sandbox *sb = bpf_map_lookup_elem(&sandboxes, &cgid);
+	__u64 ino;
+	__u32 dev;
+
+	if (!sb || (!sb->stdio_ino[0] && !sb->stdio_ino[1] && !sb->stdio_ino[2]))
+		return false;
+	ino = BPF_CORE_READ(file, f_inode, i_ino);
+	dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	for (int i = 0; i < 3; i++)
+		if (sb->stdio_ino[i] == ino && sb->stdio_dev[i] == dev)
+			return true;
+	return false;
+}
+
+/* Every sandbox of the chain only audits: a use repeats what its open reported. */
+static __always_inline bool all_audit(struct judge *j)
+{
+	__u32 i;
+
+	for_each_sandbox(j, i)
+		if (!(j->sb->flags & SBX_SANDBOX_AUDIT))
+			return false;
+	return true;
+}
+
 /*
  * An open (@flag 0), a received descriptor or a descriptor used: devices
- * first, then the policy. Only file_permission (SBX_EV_FD_USE) caches.
+ * first, then the policy. Only file_permission (SBX_EV_FD_USE) caches;
+ * on use, a grant allows silently (the open reported it) and an
+ * audit-only chain is not judged again.
  */
 static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
 {
@@ -647,6 +678,11 @@ static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
 		now = bpf_ktime_get_ns();
 		if (fd_cached(s, file, need, inner, now))
 			return 0;
+		if (stdio_file(file, inner) || all_audit(&j))
+			return 0;
+		if (!judge_select(&j, 0))
+			return 0;
+		s->quiet_grants = 1;
 	}
 	s->ev.flags |= flag;
 	type = file->f_inode->i_mode & S_IFMT;
@@ -709,10 +745,10 @@ int BPF_PROG(fs_file_receive, struct file *file, int ret)
  * Every read and write through a descriptor (read, write, splice,
  * sendfile, copy_file_range, getdents) is judged again on use, so one
  * opened before the sandbox started and inherited, or opened before a rule
- * changed, is held to the policy as it is now. Inherited stdin, stdout and
- * stderr are no exception: a terminal, pipe or socket passes (not files in
- * the tree), a redirect into a file the policy does not let the sandbox
- * write is refused on the first write. Regular files and directories
+ * changed, is held to the policy as it is now. The exception is `run`'s
+ * stdin, stdout and stderr where they are files (struct sbx_sandbox
+ * stdio_*): the caller's redirects, which the caller opened; terminals,
+ * pipes and sockets pass anyway (no path). Regular files and directories
  * only; block and memory devices are refused outright. An allow is
  * remembered per task for FD_CACHE_NS (fd_cached), so a read loop pays for
  * one walk, not one per call.

@@ -47,6 +47,7 @@ struct sbx_scratch {
 	/* The chain's policies, for walks that judge by all of them at once (fs.bpf.c sb_walk). */
 	__u32 nest_policy[SBX_NEST_MAX], nest_mask[SBX_NEST_MAX], nest_audit[SBX_NEST_MAX];
 	__u32 emitted;		/* records emit() was asked for since the hook reset it */
+	__u32 quiet_grants;	/* grants allow without an event (a descriptor's use: its open told) */
 	/* The last descriptor use allowed (fs.bpf.c file_permission). */
 	__u32 fd_need;
 	__u64 fd_file, fd_dentry, fd_mnt, fd_sandbox, fd_until;
@@ -252,6 +253,7 @@ static __always_inline int judge_begin(struct judge *j)
 	j->s->ev.family = 0;
 	j->s->ev.arg = 0;
 	j->s->ev.target = 0;
+	j->s->quiet_grants = 0;
 	j->s->ev.path[0] = '\0';
 	/* The chain goes straight to scratch memory: the matcher's calls need the stack. */
 	current_chain(&j->s->chain);

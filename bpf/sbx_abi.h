@@ -63,6 +63,15 @@ struct sbx_sandbox {
 	 */
 	__u16 dns_port4;
 	__u16 dns_port6;
+	/*
+	 * `run`'s stdin, stdout and stderr where they are regular files (the
+	 * kernel's dev_t, inode number; 0: none): reads and writes through
+	 * descriptors of these files are not judged on use (fs.bpf.c
+	 * file_permission), because the caller, not the sandbox, opened them.
+	 */
+	__u32 stdio_dev[3];
+	__u32 pad;
+	__u64 stdio_ino[3];
 };
 
 /*

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
@@ -598,6 +600,23 @@ static struct sbx_loader *open_programs(bool *pinned)
  * Ask the daemon for this cgroup's events. With a backlog: the daemon may
  * read the request after the first events, which it keeps meanwhile.
  */
+/*
+ * The command's stdin, stdout and stderr, where they are regular files: the
+ * caller opened them (a shell redirect), so the kernel does not judge their
+ * use (struct sbx_sandbox stdio_*). Other inherited descriptors are judged.
+ */
+static void stdio_files(struct sbx_sandbox *sb)
+{
+	struct stat st;
+
+	for (int fd = 0; fd < 3; fd++) {
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+			continue;
+		sb->stdio_ino[fd] = st.st_ino;
+		sb->stdio_dev[fd] = major(st.st_dev) << 20 | minor(st.st_dev);	/* the kernel's dev_t */
+	}
+}
+
 static void feed_open(struct run_feed *f, __u64 cgid)
 {
 	json_t *req = json_pack("{s:s, s:I, s:i}", "cmd", "follow", "cgroup", (json_int_t)cgid,
@@ -857,6 +876,7 @@ int do_run(int argc, char **argv)
 	sb = (struct sbx_sandbox){ .policy_id = policy_id, .flags = sb_flags,
 				   .any_depth_mask = rules.any_depth_mask,
 				   .dns_port4 = dns.port4, .dns_port6 = dns.port6 };
+	stdio_files(&sb);
 	if (pinned)	/* before the sandbox exists: the daemon names its rules from the first event */
 		recorded = !state_write(SBX_STATE_DIR, &(struct state_entry){ .cgroup = cg.path,
 					.cgroup_id = cg.id, .policy_id = policy_id, .audit = o.audit }, &o.policy);

@@ -32,7 +32,7 @@ BPF_PROGS0=$(sbx-probe bpf-progs)
 
 cat >"$W/p.json" <<EOF
 { "filesystem": { "denyRead": [ "$W/secret" ],
-                  "allowWrite": [ "$W/work", "$W/sock", "/dev/null" ] },
+                  "allowWrite": [ "$W/work", "$W/sock", "/dev/null", "/dev/ptmx", "/dev/pts" ] },
   "network": { "allowedDomains": [ "short.escape.test" ], "allowUnixSockets": [ "$W/sock" ] } }
 EOF
 
@@ -78,7 +78,7 @@ check files/secret-intact "$(cat "$S")" SECRET-KEY-MATERIAL
 check setxattr/unchanged "$(python3 -c 'import os, sys; print(os.listxattr(sys.argv[1]))' "$P")" "[]"
 
 # --- mounts and namespaces ------------------------------------------------------------
-vec bind-mount EPERM "$CAP\"CAP_SYS_ADMIN\""
+vec bind-mount EACCES ".op == \"mount\" and .path == \"$W/work/mnt\""
 vec unshare-mnt EPERM "$CAP\"CAP_SYS_ADMIN\""
 vec unshare-user EACCES ".op == \"userns_create\""
 vec setns-pidfd EPERM "$CAP\"CAP_SYS_ADMIN\""
@@ -86,31 +86,34 @@ vec setns-proc EACCES ".op == \"ptrace\" and .target.pid == $VPID"
 mountpoint -q "$W/work/mnt" && fail mounts/unchanged "a mount on $W/work/mnt" || pass mounts/unchanged
 
 # --- cgroups and our own BPF objects --------------------------------------------------
-vec cgroup-move EACCES ".op == \"write\" and (.path | endswith(\"cgroup.procs\"))"
-vec subtree-control EACCES ".op == \"write\" and (.path | endswith(\"cgroup.subtree_control\"))"
+vec cgroup-move EACCES ".op == \"write\" and ((.path // "") | endswith(\"cgroup.procs\"))"
+vec subtree-control EACCES ".op == \"write\" and ((.path // "") | endswith(\"cgroup.subtree_control\"))"
 check cgroup-move/still-inside "$(result cgroup-after)" "$(result cgroup-before)"
+vec clone3-cgroup EPERM ".op == \"clone_into_cgroup\" and .detail == \"CLONE_INTO_CGROUP\""
+grep -q '^child: 0::/$' "$W/work/human" && fail clone3-cgroup/unchanged "a child ran in the root cgroup" ||
+	pass clone3-cgroup/unchanged
 vec bpf-link-detach EPERM ".op == \"bpf\" and .detail == \"BPF_LINK_GET_NEXT_ID\""
 vec bpf-prog-load EPERM ".op == \"bpf\" and .detail == \"BPF_PROG_LOAD\""
 vec bpf-map-create EPERM ".op == \"bpf\" and .detail == \"BPF_MAP_CREATE\""
-vec bpffs-write EACCES "(.path | startswith(\"/sys/fs/bpf\"))"
-vec securityfs-write EACCES "(.path | startswith(\"/sys/kernel/security\"))"
+vec bpffs-write EACCES "((.path // "") | startswith(\"/sys/fs/bpf\"))"
+vec securityfs-write EACCES "((.path // "") | startswith(\"/sys/kernel/security\"))"
 check bpf/still-enforcing "$(result still-enforcing)" EACCES
 
 # --- the agent outside: tracing, memory, signals --------------------------------------
-T=".target.pid == $VPID"
-vec ptrace-attach EPERM ".op == \"ptrace\" and $T"
-vec ptrace-seize EPERM ".op == \"ptrace\" and $T"
+TGT=".target.pid == $VPID"
+vec ptrace-attach EPERM ".op == \"ptrace\" and $TGT"
+vec ptrace-seize EPERM ".op == \"ptrace\" and $TGT"
 vec proc-mem-write EACCES ".op == \"write\" and .path == \"/proc/$VPID/mem\""
-vec proc-mem-read EACCES ".op == \"ptrace\" and $T"
-vec vm-writev EPERM ".op == \"ptrace\" and $T"
-vec pidfd-getfd EPERM ".op == \"ptrace\" and $T"
-vec kill-9 EPERM ".op == \"signal\" and $T and .detail == \"SIGKILL\""
-vec sigstop EPERM ".op == \"signal\" and $T and .detail == \"SIGSTOP\""
-vec pidfd-kill EPERM ".op == \"signal\" and $T and .arg == 9"
+vec proc-mem-read EACCES ".op == \"ptrace\" and $TGT"
+vec vm-writev EPERM ".op == \"ptrace\" and $TGT"
+vec pidfd-getfd EPERM ".op == \"ptrace\" and $TGT"
+vec kill-9 EPERM ".op == \"signal\" and $TGT and .detail == \"SIGKILL\""
+vec sigstop EPERM ".op == \"signal\" and $TGT and .detail == \"SIGSTOP\""
+vec pidfd-kill EPERM ".op == \"signal\" and $TGT and .arg == 9"
 vec sigio-owner EPERM ".op == \"signal\" and .detail == \"F_SETOWN\""
 vec fiosetown EPERM ".op == \"signal\" and .detail == \"FIOSETOWN\""
-vec renice EPERM ".op == \"sched\" and $T"
-vec prlimit EPERM ".op == \"sched\" and $T"
+vec renice EPERM ".op == \"sched\" and $TGT"
+vec prlimit EPERM ".op == \"sched\" and $TGT"
 sleep 0.2
 check victim/memory-intact "$(cat "$W/victim.state")" INTACT
 check victim/no-signal "$(cat "$W/victim.sig" 2>/dev/null)" ""
@@ -122,13 +125,14 @@ check control/kill-own-child "$(result control-kill-own-child)" OK	# inside the 
 vec init-module EPERM "$CAP\"CAP_SYS_MODULE\""
 vec finit-module EPERM "$CAP\"CAP_SYS_MODULE\""
 vec kexec-load EPERM "$CAP\"CAP_SYS_BOOT\""
-vec perf-open EPERM ".op == \"perf_event_open\""
+# Debian's perf_event_paranoid=3 asks for CAP_SYS_ADMIN before the LSM hook: either refuses.
+vec perf-open EACCES ".op == \"perf_event_open\" or ($CAP\"CAP_SYS_ADMIN\" and .process.comm == \"sbx-escape\")"
 vec sethostname EPERM "$CAP\"CAP_SYS_ADMIN\""
 vec settime EPERM "$CAP\"CAP_SYS_TIME\""
 vec sched-fifo EPERM "$CAP\"CAP_SYS_NICE\""
 vec reboot EPERM "$CAP\"CAP_SYS_BOOT\""
 vec proc-sys-write EACCES ".op == \"write\" and .path == \"/proc/sys/kernel/hostname\""
-vec sys-write EACCES ".op == \"write\" and (.path | endswith(\"/net/lo/mtu\"))"
+vec sys-write EACCES ".op == \"write\" and ((.path // "") | endswith(\"/net/lo/mtu\"))"
 vec dev-mem EACCES ".op == \"read\" and .path == \"/dev/mem\""
 vec tiocsti EPERM ".op == \"tty_input\" and .detail == \"TIOCSTI\""
 check kernel/hostname-unchanged "$(hostname)" "$HOSTNAME0"
@@ -146,7 +150,7 @@ check descriptors/file-unchanged "$(cat "$P")" ORIGINAL
 
 # --- network ---------------------------------------------------------------------------
 vec tcp-fastopen EACCES ".op == \"sendto\" and .net.address == \"127.0.0.9\""
-vec udp-unconnected EACCES ".op == \"sendto\" and .net.address == \"127.0.0.9\" and .net.protocol == \"udp\""
+vec udp-unconnected EACCES ".op == \"sendto\" and .net.address == \"127.0.0.9\" and .net.port == 54 and .net.protocol == \"udp\""
 check stale-dns/fresh "$(result stale-dns-fresh)" ECONNREFUSED
 vec stale-dns EACCES ".op == \"connect\" and .net.address == \"127.0.0.6\" and (.rule.text | test(\"expired\"))"
 

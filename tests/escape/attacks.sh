@@ -24,7 +24,7 @@ a proc-self-cwd sh -c "cd '$W/secret' && sbx-probe open /proc/self/cwd/key"
 a opath-reopen sbx-escape opath-reopen "$S" r
 echo "openat2-every-resolve $(for f in beneath in_root no_symlinks no_magiclinks no_xdev none; do
 	sbx-probe openat2 "$W" secret/key "$f" r 2>/dev/null; done | tr '\n' ' ')"
-a open-by-handle sbx-escape open-by-handle "$S"
+a open-by-handle sbx-escape open-by-handle "$S" "$W/work"
 a uring-open sbx-escape uring-open "$S" r
 a uring-unlink sbx-escape uring-unlink "$P"
 a uring-connect sbx-escape uring-connect 127.0.0.9 9
@@ -45,6 +45,7 @@ a setns-proc sbx-escape setns-proc "$VPID" mnt
 a cgroup-before cat /proc/self/cgroup
 a cgroup-move sbx-escape cgroup-move /sys/fs/cgroup
 a cgroup-after cat /proc/self/cgroup
+a clone3-cgroup sbx-escape clone3-cgroup /sys/fs/cgroup
 a subtree-control sbx-escape write-file /sys/fs/cgroup/cgroup.subtree_control -memory
 a bpf-link-detach sbx-escape bpf-link-detach
 a bpf-prog-load sbx-escape bpf-prog-load
@@ -93,7 +94,7 @@ a scm-write sbx-escape scm-recv "$W/sock/write.sock" write
 
 # Network: denied addresses by other routes, and a DNS answer gone stale.
 a tcp-fastopen sbx-probe tfo 127.0.0.9 80
-a udp-unconnected sbx-probe sendto 127.0.0.9 53
+a udp-unconnected sbx-probe sendto 127.0.0.9 54
 ip=$(getent hosts short.escape.test | awk '{ print $1 }')
 a stale-dns-fresh sbx-probe connect "${ip:-none}" 7
 sleep 4

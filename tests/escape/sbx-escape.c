@@ -38,6 +38,9 @@
  *   sbx-escape setns-proc PID NS    open /proc/PID/ns/NS + setns (first failure)
  *   sbx-escape unshare mnt|user|net
  *   sbx-escape cgroup-move CGDIR    write own pid to CGDIR/cgroup.procs
+ *   sbx-escape clone3-cgroup CGDIR  clone3(CLONE_INTO_CGROUP) a child into CGDIR;
+ *                                   the child prints its /proc/self/cgroup line
+ *                                   on stderr and exits
  *   sbx-escape sethostname NAME | settime (CLOCK_REALTIME := now) |
  *              sched-fifo (prio 1) | renice PID (19) |
  *              prlimit PID (RLIMIT_NOFILE read, then set to the same value;
@@ -70,8 +73,9 @@
  *   sbx-escape chroot-escape DIR FILE   chroot DIR/sub with cwd DIR, chdir ..
  *                                   ×64, chroot ., open FILE + read a byte
  *                                   (first failure; mkdir/chdir DIR are setup)
- *   sbx-escape open-by-handle PATH  name_to_handle_at, open_by_handle_at on
- *                                   "/", read a byte (first failure)
+ *   sbx-escape open-by-handle PATH [DIR]  name_to_handle_at, open_by_handle_at
+ *                                   with DIR (default "/", on PATH's mount)
+ *                                   as the mount, read a byte (first failure)
  *   sbx-escape opath-reopen PATH r|w|rw   O_PATH, then /proc/self/fd/N
  *   sbx-escape memfd-exec PROG [ARG…]     PROG copied into a memfd, execveat:
  *                                   its errno, or PROG's own output
@@ -112,6 +116,7 @@
 #include <linux/io_uring.h>
 #include <linux/perf_event.h>
 #include <linux/reboot.h>
+#include <linux/sched.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -592,6 +597,29 @@ static int do_cgroup_move(char **a)
 	return report("write", write(fd, pid, strlen(pid)));
 }
 
+static int do_clone3_cgroup(char **a)
+{
+	struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	int cg = open(a[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC), st;
+	long pid;
+
+	if (cg < 0)
+		return setup("open cgroup");
+	args.cgroup = (__u64)cg;
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0) {
+		char line[256] = "";
+		FILE *f = fopen("/proc/self/cgroup", "r");
+
+		if (f && fgets(line, sizeof(line), f))
+			fprintf(stderr, "child: %s", line);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid((pid_t)pid, &st, 0);
+	return report("clone3", pid);
+}
+
 static int do_sethostname(char **a)
 {
 	return report("sethostname", sethostname(a[0], strlen(a[0])));
@@ -906,9 +934,10 @@ static int do_open_by_handle(char **a)
 	h->handle_bytes = MAX_HANDLE_SZ;
 	if (name_to_handle_at(AT_FDCWD, a[0], h, &mount_id, 0))
 		return report("name_to_handle_at", -1);
-	mfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Any directory on the file's mount will do as the mount descriptor. */
+	mfd = open(a[1] ? a[1] : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (mfd < 0)
-		return report("open(/)", -1);
+		return setup("open mount dir");
 	return opened("open_by_handle_at", open_by_handle_at(mfd, h, O_RDONLY | O_CLOEXEC), O_RDONLY);
 }
 
@@ -1223,7 +1252,8 @@ static const struct cmd {
 	{ "bind-mount", 2, do_bind_mount },
 	{ "chroot-escape", 2, do_chroot_escape },
 	{ "cgroup-move", 1, do_cgroup_move },
-	{ "open-by-handle", 1, do_open_by_handle },
+	{ "clone3-cgroup", 1, do_clone3_cgroup },
+	{ "open-by-handle", AT_LEAST + 1, do_open_by_handle },
 	{ "opath-reopen", 2, do_opath_reopen },
 	{ "memfd-exec", AT_LEAST + 1, do_memfd_exec },
 	{ "uring-connect", 2, do_uring_connect },
