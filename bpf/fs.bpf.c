@@ -417,19 +417,19 @@ static __always_inline bool grant_rule(__u32 rule)
 static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u32 *rule)
 {
 	struct walk_buf *walk = &j->s->walk;
-	struct fs_verdict v;
+	struct fs_verdict *v = &j->s->verdict;	/* scratch, not stack: the hooks' frames are full */
 
 	j->s->ev.flags &= ~SBX_EV_DIRECTORY_ONLY;
 	/* Matched where the walk built it; copied into the event only for a denial. */
 	fs_match((struct sbx_path *)(walk->b + (walk->start & (SBX_PATH_MAX - 1))), walk->len,
-		 j->sb->policy_id, match_mask(j->sb->any_depth_mask, need), &v);
-	if ((need & NEED_READ) && v.read_deny) {
+		 j->sb->policy_id, match_mask(j->sb->any_depth_mask, need), v);
+	if ((need & NEED_READ) && v->read_deny) {
 		*op = *op == SBX_OP_WRITE ? SBX_OP_READ : *op;
-		*rule = v.read_rule;
+		*rule = v->read_rule;
 		return 1;
 	}
-	if ((need & NEED_WRITE) && v.write_deny) {
-		*rule = v.write_rule;
+	if ((need & NEED_WRITE) && v->write_deny) {
+		*rule = v->write_rule;
 		return 1;
 	}
 	/*
@@ -438,19 +438,19 @@ static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u
 	 * symlink ".claude -> elsewhere" would move what the pattern protects
 	 * to where it does not match.
 	 */
-	if (v.guard_mandatory && (*op == SBX_OP_CREATE || *op == SBX_OP_SYMLINK || *op == SBX_OP_WRITE ||
+	if (v->guard_mandatory && (*op == SBX_OP_CREATE || *op == SBX_OP_SYMLINK || *op == SBX_OP_WRITE ||
 				  *op == SBX_OP_TRUNCATE)) {
 		j->s->ev.flags |= SBX_EV_DIRECTORY_ONLY;
-		*rule = v.guard_rule;
+		*rule = v->guard_rule;
 		return 1;
 	}
 	/* Allowed by a live grant: its use is reported (2). */
-	if ((need & NEED_WRITE) && grant_rule(v.write_rule)) {
-		*rule = v.write_rule;
+	if ((need & NEED_WRITE) && grant_rule(v->write_rule)) {
+		*rule = v->write_rule;
 		return 2;
 	}
-	if ((need & NEED_READ) && grant_rule(v.read_rule)) {
-		*rule = v.read_rule;
+	if ((need & NEED_READ) && grant_rule(v->read_rule)) {
+		*rule = v->read_rule;
 		return 2;
 	}
 	return 0;
@@ -661,47 +661,63 @@ static __always_inline bool all_audit(struct judge *j)
  * on use, a grant allows silently (the open reported it) and an
  * audit-only chain is not judged again.
  */
+/*
+ * file_permission's shortcuts, in a frame of their own (the hook's stack is
+ * what the walk and the event's calls add to): 1 when this use needs no
+ * judging. Leaves the time and the innermost sandbox in scratch for
+ * fd_use_remember().
+ */
+static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 need)
+{
+	struct sbx_scratch *s = j->s;
+
+	s->fd_now = bpf_ktime_get_ns();
+	s->fd_inner = s->chain.cgid[(s->chain.n - 1) & (SBX_NEST_MAX - 1)];
+	s->fd_cand = ptr_value(file);
+	s->fd_cand_dentry = ptr_value(file->f_path.dentry);
+	s->fd_cand_mnt = ptr_value(file->f_path.mnt);
+	s->fd_cand_need = need;
+	if (fd_cached(s, file, need, s->fd_inner, s->fd_now) || stdio_file(file, s->fd_inner) ||
+	    all_audit(j))
+		return 1;
+	s->quiet_grants = 1;
+	return !judge_select(j, 0);
+}
+
+/* The use fd_use_known() looked at was allowed: remember it (nothing else stays live across the walk). */
+static __always_inline void fd_use_remember(struct sbx_scratch *s)
+{
+	s->fd_file = s->fd_cand;
+	s->fd_dentry = s->fd_cand_dentry;
+	s->fd_mnt = s->fd_cand_mnt;
+	s->fd_need = s->fd_cand_need;
+	s->fd_sandbox = s->fd_inner;
+	s->fd_until = s->fd_now + FD_CACHE_NS;
+}
+
 static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
 {
 	__u32 op = (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, type;
-	struct sbx_scratch *s;
 	struct judge j;
-	__u64 now = 0, inner;
 	int res;
 
 	res = judge_begin(&j);
 	if (res <= 0)
 		return res;
-	s = j.s;
-	inner = s->chain.cgid[(s->chain.n - 1) & (SBX_NEST_MAX - 1)];
-	if (flag == SBX_EV_FD_USE) {
-		now = bpf_ktime_get_ns();
-		if (fd_cached(s, file, need, inner, now))
-			return 0;
-		if (stdio_file(file, inner) || all_audit(&j))
-			return 0;
-		if (!judge_select(&j, 0))
-			return 0;
-		s->quiet_grants = 1;
-	}
-	s->ev.flags |= flag;
+	if (flag == SBX_EV_FD_USE && fd_use_known(&j, file, need))
+		return 0;
+	j.s->ev.flags |= flag;
 	type = file->f_inode->i_mode & S_IFMT;
 	if (type == S_IFBLK || (type == S_IFCHR && mem_device(file))) {
 		/* A sandbox gets no raw block device (reading one reads every file on it), nor the machine's memory. */
-		resolve_file(file, &s->walk, s->ev.path, &s->ev.path_len);
+		resolve_file(file, &j.s->walk, j.s->ev.path, &j.s->ev.path_len);
 		return deny(&j, op, type == S_IFBLK ? SBX_RULE_DEVICE : SBX_RULE_KERNEL_FILES);
 	}
-	s->emitted = 0;
-	res = resolve_file(file, &s->walk, NULL, NULL);
+	j.s->emitted = 0;
+	res = resolve_file(file, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, file->f_path.dentry, op, need);
-	if (flag == SBX_EV_FD_USE && !res && !s->emitted) {
-		s->fd_file = ptr_value(file);
-		s->fd_dentry = ptr_value(file->f_path.dentry);
-		s->fd_mnt = ptr_value(file->f_path.mnt);
-		s->fd_need = need;
-		s->fd_sandbox = inner;
-		s->fd_until = now + FD_CACHE_NS;
-	}
+	if (flag == SBX_EV_FD_USE && !res && !j.s->emitted)
+		fd_use_remember(j.s);
 	return res;
 }
 

@@ -30,16 +30,7 @@ struct sbx_path {
 	char s[SBX_PATH_MAX];
 };
 
-struct fs_verdict {
-	__u32 read_deny;	/* 1: reading is denied */
-	__u32 read_rule;
-	__u32 write_deny;	/* 1: writing is denied */
-	__u32 write_rule;
-	__u32 guard;		/* a rule is at or beneath this very path */
-	__u32 guard_rule;
-	__u32 guard_mandatory;	/* this very path leads into a mandatory pattern */
-	__u32 unix_allow;	/* allowUnixSockets covers this path (at it or above) */
-};
+#include "fs_verdict.h"
 
 /* The walk's state, scalars only, so a global function can take it. */
 struct fs_state {

@@ -12,6 +12,8 @@
 #ifndef SBX_SANDBOX_H
 #define SBX_SANDBOX_H
 
+#include "fs_verdict.h"
+
 #ifdef SBX_DEFINE_MAPS
 #define SBX_SHARED
 #else
@@ -46,11 +48,15 @@ struct sbx_scratch {
 	struct sbx_chain chain;	/* here, not on the stack: the matcher's calls need that room */
 	/* The chain's policies, for walks that judge by all of them at once (fs.bpf.c sb_walk). */
 	__u32 nest_policy[SBX_NEST_MAX], nest_mask[SBX_NEST_MAX], nest_audit[SBX_NEST_MAX];
+	struct fs_verdict verdict;	/* fs.bpf.c match_one's */
 	__u32 emitted;		/* records emit() was asked for since the hook reset it */
 	__u32 quiet_grants;	/* grants allow without an event (a descriptor's use: its open told) */
 	/* The last descriptor use allowed (fs.bpf.c file_permission). */
 	__u32 fd_need;
 	__u64 fd_file, fd_dentry, fd_mnt, fd_sandbox, fd_until;
+	__u64 fd_now, fd_inner;	/* the use being judged: when, its innermost sandbox, */
+	__u64 fd_cand, fd_cand_dentry, fd_cand_mnt;	/* its file */
+	__u32 fd_cand_need;
 };
 
 SBX_SHARED struct {
@@ -157,7 +163,7 @@ static __always_inline void stat_inc(__u32 idx)
  * than SBX_NEST_MAX cannot all be judged: such a task is denied everything
  * (userspace refuses to attach that deep, so this is a fail-safe).
  */
-static __always_inline __u32 current_chain(struct sbx_chain *c)
+static __noinline __u32 current_chain(struct sbx_chain *c)
 {
 	__u64 id;
 	int level;
@@ -193,7 +199,7 @@ static __always_inline __u32 current_chain(struct sbx_chain *c)
 }
 
 /* Whether the task is sandboxed at all, without storing the chain. */
-static __always_inline bool current_chain_n(void)
+static __noinline bool current_chain_n(void)
 {
 	__u64 id;
 	int level;

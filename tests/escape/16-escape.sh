@@ -86,8 +86,8 @@ vec setns-proc EACCES ".op == \"ptrace\" and .target.pid == $VPID"
 mountpoint -q "$W/work/mnt" && fail mounts/unchanged "a mount on $W/work/mnt" || pass mounts/unchanged
 
 # --- cgroups and our own BPF objects --------------------------------------------------
-vec cgroup-move EACCES ".op == \"write\" and ((.path // "") | endswith(\"cgroup.procs\"))"
-vec subtree-control EACCES ".op == \"write\" and ((.path // "") | endswith(\"cgroup.subtree_control\"))"
+vec cgroup-move EACCES ".op == \"write\" and ((.path // \"\") | endswith(\"cgroup.procs\"))"
+vec subtree-control EACCES ".op == \"write\" and ((.path // \"\") | endswith(\"cgroup.subtree_control\"))"
 check cgroup-move/still-inside "$(result cgroup-after)" "$(result cgroup-before)"
 vec clone3-cgroup EPERM ".op == \"clone_into_cgroup\" and .detail == \"CLONE_INTO_CGROUP\""
 grep -q '^child: 0::/$' "$W/work/human" && fail clone3-cgroup/unchanged "a child ran in the root cgroup" ||
@@ -95,8 +95,8 @@ grep -q '^child: 0::/$' "$W/work/human" && fail clone3-cgroup/unchanged "a child
 vec bpf-link-detach EPERM ".op == \"bpf\" and .detail == \"BPF_LINK_GET_NEXT_ID\""
 vec bpf-prog-load EPERM ".op == \"bpf\" and .detail == \"BPF_PROG_LOAD\""
 vec bpf-map-create EPERM ".op == \"bpf\" and .detail == \"BPF_MAP_CREATE\""
-vec bpffs-write EACCES "((.path // "") | startswith(\"/sys/fs/bpf\"))"
-vec securityfs-write EACCES "((.path // "") | startswith(\"/sys/kernel/security\"))"
+vec bpffs-write EACCES "((.path // \"\") | startswith(\"/sys/fs/bpf\"))"
+vec securityfs-write EACCES "((.path // \"\") | startswith(\"/sys/kernel/security\"))"
 check bpf/still-enforcing "$(result still-enforcing)" EACCES
 
 # --- the agent outside: tracing, memory, signals --------------------------------------
@@ -132,7 +132,7 @@ vec settime EPERM "$CAP\"CAP_SYS_TIME\""
 vec sched-fifo EPERM "$CAP\"CAP_SYS_NICE\""
 vec reboot EPERM "$CAP\"CAP_SYS_BOOT\""
 vec proc-sys-write EACCES ".op == \"write\" and .path == \"/proc/sys/kernel/hostname\""
-vec sys-write EACCES ".op == \"write\" and ((.path // "") | endswith(\"/net/lo/mtu\"))"
+vec sys-write EACCES ".op == \"write\" and ((.path // \"\") | endswith(\"/net/lo/mtu\"))"
 vec dev-mem EACCES ".op == \"read\" and .path == \"/dev/mem\""
 vec tiocsti EPERM ".op == \"tty_input\" and .detail == \"TIOCSTI\""
 check kernel/hostname-unchanged "$(hostname)" "$HOSTNAME0"
