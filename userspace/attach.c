@@ -602,7 +602,7 @@ static int rules_in(struct sbx_loader *l, const struct policy *p, bool audit, bo
 	if (!err)
 		err = fs_install(l, fs) ?: net_install(l, net);
 	if (err) {
-		p_err("cannot install the policy: %s", why[0] ? why : strerror(-err));
+		p_err("cannot install the policy: %s", why[0] ? why : rules_install_strerror(err));
 		return 1;
 	}
 	/*
@@ -622,7 +622,7 @@ static int switch_to(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox 
 			loader__add_sandbox(l, cgid, sb);
 
 	if (err)
-		p_err("cannot install the policy: %s", strerror(-err));
+		p_err("cannot install the policy: %s", sandbox_install_strerror(err));
 	return err ? 1 : 0;
 }
 

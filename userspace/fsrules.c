@@ -13,6 +13,7 @@
  * (SBX_FS_UNIX_SOCKET, unix_rule) and guards like any other.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,6 +332,27 @@ int fs_install(struct sbx_loader *l, const struct fs_compiled *c)
 		}
 	}
 	return 0;
+}
+
+const char *rules_install_strerror(int err)
+{
+	static char buf[256];
+
+	if (err != -E2BIG && err != -ENOSPC)
+		return strerror(-err);
+	snprintf(buf, sizeof(buf), "the kernel's rule maps are full (%u path keys and %u network prefixes"
+		 " over all sandboxes); nothing was installed", SBX_MAX_FS_RULES, SBX_MAX_NET_PREFIXES);
+	return buf;
+}
+
+const char *sandbox_install_strerror(int err)
+{
+	static char buf[128];
+
+	if (err != -E2BIG && err != -ENOSPC)
+		return strerror(-err);
+	snprintf(buf, sizeof(buf), "the kernel's sandbox map is full (%u sandboxes at once)", SBX_MAX_SANDBOXES);
+	return buf;
 }
 
 void fs_uninstall(struct sbx_loader *l, const struct fs_compiled *c)

@@ -68,6 +68,14 @@ int fs_read_policy(struct sbx_loader *l, __u32 policy_id, struct fs_compiled *ou
 
 /* Write @c into the kernel map (all or nothing) / remove it again. */
 int fs_install(struct sbx_loader *l, const struct fs_compiled *c);
+/*
+ * Why installing rules or a sandbox entry failed, as a sentence: a full
+ * kernel map (-E2BIG) names the map and its size, so the user knows it is
+ * the host's shared capacity, not the policy's syntax. Anything else:
+ * strerror.
+ */
+const char *rules_install_strerror(int err);
+const char *sandbox_install_strerror(int err);
 void fs_uninstall(struct sbx_loader *l, const struct fs_compiled *c);
 
 #endif

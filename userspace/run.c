@@ -858,13 +858,13 @@ int do_run(int argc, char **argv)
 	if (!err)
 		err = fs_install(l, &rules);
 	if (err) {
-		p_err("cannot install the policy: %s", strerror(-err));
+		p_err("cannot install the policy: %s", rules_install_strerror(err));
 		goto out;
 	}
 	installed = true;
 	err = net_install(l, &o.net);
 	if (err) {
-		p_err("cannot install the network rules: %s", strerror(-err));
+		p_err("cannot install the network rules: %s", rules_install_strerror(err));
 		goto out;
 	}
 	net_installed = true;
@@ -882,7 +882,7 @@ int do_run(int argc, char **argv)
 					.cgroup_id = cg.id, .policy_id = policy_id, .audit = o.audit }, &o.policy);
 	err = loader__add_sandbox(l, cg.id, &sb);
 	if (err) {
-		p_err("cannot register the sandbox: %s", strerror(-err));
+		p_err("cannot register the sandbox: %s", sandbox_install_strerror(err));
 		goto out;
 	}
 	registered = true;

@@ -415,6 +415,96 @@ static void test_human_from_json(void **state)
 	json_decref(j);
 }
 
+/* A task op: its target, its detail, EPERM; the human line, the JSON, and the line again from the JSON. */
+static void make_task(__u32 op, __u32 arg, const char *target_comm, __u32 target)
+{
+	make_event(target_comm ? target_comm : "");
+	ev.op = op;
+	ev.arg = arg;
+	ev.error = -1;
+	ev.rule_id = op == SBX_OP_SIGNAL || op == SBX_OP_PTRACE ? SBX_RULE_TASK : SBX_RULE_SYSTEM;
+	if (target_comm) {
+		ev.flags = SBX_EV_TARGET;
+		ev.target = target;
+	}
+}
+
+static void test_task_events(void **state)
+{
+	char line[512];
+	json_t *j;
+
+	(void)state;
+	make_task(SBX_OP_SIGNAL, 9, "claude", 812);
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: denied signal pid 812 (claude) SIGKILL (mandatory: no tracing, signalling"
+			    " or tuning of processes outside the sandbox, no children started outside it) pid 42 cat");
+	j = event_to_json(&ev, NULL, NULL, NULL);
+	assert_string_equal(json_string_value(json_object_get(j, "op")), "signal");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "target"), "pid")), 812);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "target"), "comm")), "claude");
+	assert_string_equal(json_string_value(json_object_get(j, "detail")), "SIGKILL");
+	assert_int_equal(json_integer_value(json_object_get(j, "arg")), 9);
+	assert_true(json_is_null(json_object_get(j, "path")));
+	assert_true(json_is_null(json_object_get(j, "descriptor")));
+	assert_int_equal(json_integer_value(json_object_get(j, "errno")), 1);
+	json_decref(j);
+	same_line(NULL, NULL);
+
+	make_task(SBX_OP_CAPABILITY, 21, NULL, 0);
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, "sbx-bpf: denied capability CAP_SYS_ADMIN (mandatory: no bpf"));
+	j = event_to_json(&ev, NULL, NULL, NULL);
+	assert_true(json_is_null(json_object_get(j, "target")));
+	assert_string_equal(json_string_value(json_object_get(j, "detail")), "CAP_SYS_ADMIN");
+	json_decref(j);
+	same_line(NULL, NULL);
+
+	make_task(SBX_OP_BPF, 5, NULL, 0);
+	j = event_to_json(&ev, NULL, NULL, NULL);
+	assert_string_equal(json_string_value(json_object_get(j, "detail")), "BPF_PROG_LOAD");
+	json_decref(j);
+	make_task(SBX_OP_BPF, 4000, NULL, 0);
+	event_detail(&ev, line, sizeof(line));
+	assert_string_equal(line, "bpf command 4000");
+	make_task(SBX_OP_KERNEL_LOAD, SBX_LOAD_MODULE_REQUEST, "binfmt-7f7f", 0);
+	ev.flags = 0;
+	event_detail(&ev, line, sizeof(line));
+	assert_string_equal(line, "module request binfmt-7f7f");
+	make_task(SBX_OP_KERNEL_LOAD, SBX_LOAD_KEXEC_IMAGE | SBX_LOAD_FROM_MEMORY, NULL, 0);
+	event_detail(&ev, line, sizeof(line));
+	assert_string_equal(line, "kexec image from memory");
+	make_task(SBX_OP_SIGNAL, 8, NULL, 0);	/* F_SETOWN: no target, the fcntl */
+	event_detail(&ev, line, sizeof(line));
+	assert_string_equal(line, "F_SETOWN");
+	make_task(SBX_OP_PTRACE, 0x02 | 0x08, "sshd", 1);
+	event_detail(&ev, line, sizeof(line));
+	assert_string_equal(line, "attach");
+	same_line(NULL, NULL);
+	make_task(SBX_OP_TTY, 0x5412, NULL, 0);
+	event_detail(&ev, line, sizeof(line));
+	assert_string_equal(line, "TIOCSTI");
+	make_task(SBX_OP_CLONE_CGROUP, 0, NULL, 0);
+	assert_true(event_is_task_op(&ev));
+	same_line(NULL, NULL);
+
+	/* A descriptor refused on use or on receipt: a file op, marked. */
+	make_event("/home/u/notes.txt");
+	ev.op = SBX_OP_WRITE;
+	ev.flags = SBX_EV_FD_USE;
+	event_format_human(&ev, "allowWrite .", NULL, line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: denied write /home/u/notes.txt (open descriptor) (allowWrite .) pid 42 cat");
+	j = event_to_json(&ev, "allowWrite .", NULL, NULL);
+	assert_string_equal(json_string_value(json_object_get(j, "descriptor")), "use");
+	assert_string_equal(json_string_value(json_object_get(j, "path")), "/home/u/notes.txt");
+	assert_true(json_is_null(json_object_get(j, "detail")));
+	json_decref(j);
+	same_line("allowWrite .", NULL);
+	ev.flags = SBX_EV_FD_RECEIVED;
+	same_line("allowWrite .", NULL);
+	assert_false(event_is_task_op(&ev));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_json_not_utf8),
 		cmocka_unit_test(test_lifecycle_json),
 		cmocka_unit_test(test_human_from_json),
+		cmocka_unit_test(test_task_events),
 	};
 
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);

@@ -1,0 +1,56 @@
+# The kernel's maps are shared capacity. A policy that does not fit is
+# refused with a sentence naming the full map, and nothing of it stays:
+# `run` does not start the command, `attach` leaves the cgroup's previous
+# policy in force, and every key written before the map filled is taken
+# back (a small policy fits again right after).
+. /sbx/tests/e2e/lib.sh
+set +e
+
+CG=/sys/fs/cgroup
+mkdir -p "$W/data"
+echo secret >"$W/data/secret"
+echo open >"$W/data/open"
+# One more top-level path than fs_rules has keys (no two share a parent key).
+python3 -c "
+import json, sys
+print(json.dumps({'filesystem': {'denyRead': ['/b%d' % i for i in range(int(sys.argv[1]))]}}))" 262200 >"$W/big.json"
+
+# run: refused before the command starts.
+t0=$(date +%s)
+sbx-bpf run --policy "$W/big.json" -- touch "$W/ran" 2>"$W/run.err"
+check run/exit "$?" 1
+grep -q "cannot install the policy: the kernel's rule maps are full" "$W/run.err" &&
+	pass run/message || fail run/message "$(head -c 300 "$W/run.err")"
+[ ! -e "$W/ran" ] && pass run/command-not-started || fail run/command-not-started "it ran"
+left=$(find "$CG/sbx-bpf" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)
+check run/no-cgroup-left "$left" 0
+echo "INFO 17-full-maps/run: refusing the 262,200-rule policy took $(($(date +%s) - t0)) s" >>"$LOG"
+
+# attach: the previous policy stays, the keys written are taken back.
+sbx-bpf daemon 2>"$W/d.err" &
+DAEMON=$!
+wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d.err")"
+mkdir -p "$CG/e2e-full" "$CG/e2e-full2"
+echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data/secret\" ] } }" >"$W/small.json"
+sbx-bpf attach "$CG/e2e-full" --policy "$W/small.json" >/dev/null 2>"$W/a1.err"
+check attach-small/exit "$?" 0
+in_cg() { sh -c "echo \$\$ >$CG/e2e-full/cgroup.procs; exec sbx-probe open $1" 2>/dev/null; }
+check attach-small/denies "$(in_cg "$W/data/secret")" EACCES
+sbx-bpf attach "$CG/e2e-full" --policy "$W/big.json" >/dev/null 2>"$W/a2.err"
+check attach-big/exit "$?" 1
+grep -q "the kernel's rule maps are full" "$W/a2.err" && pass attach-big/message ||
+	fail attach-big/message "$(head -c 300 "$W/a2.err")"
+check attach-big/previous-policy-still-denies "$(in_cg "$W/data/secret")" EACCES
+check attach-big/previous-policy-still-allows "$(in_cg "$W/data/open")" OK
+check attach-big/list-shows-previous "$(sbx-bpf list --json | jq -r '.[] | select(.cgroup | endswith("e2e-full")) | .policy_hash' |
+	wc -l)" 1
+# Every key of the refused policy was taken back: another sandbox still fits.
+sbx-bpf attach "$CG/e2e-full2" --policy "$W/small.json" >/dev/null 2>"$W/a3.err"
+check capacity-returned/exit "$?" 0
+sbx-bpf detach "$CG/e2e-full" >/dev/null 2>&1
+sbx-bpf detach "$CG/e2e-full2" >/dev/null 2>&1
+kill "$DAEMON" 2>/dev/null
+wait "$DAEMON" 2>/dev/null
+sbx-bpf unload >/dev/null 2>&1
+rmdir "$CG/e2e-full" "$CG/e2e-full2" 2>/dev/null
+rm -rf "$W"
