@@ -18,6 +18,7 @@
  *   sbx-probe link OLD NEW | symlink TARGET LINK
  *   sbx-probe chmod PATH MODE | chown PATH UID GID
  *   sbx-probe setxattr PATH NAME VALUE | removexattr PATH NAME
+ *                                   VALUE acl:MODE: a POSIX ACL equal to MODE
  *   sbx-probe ftruncate FD          on an inherited descriptor
  *   sbx-probe reopen FD [r|w]       open("/proc/self/fd/FD")
  *   sbx-probe open-tree DIR NAME    read DIR/NAME through a detached clone of
@@ -247,6 +248,30 @@ static int do_setflags(const char *path)
 	if (!rc)
 		rc = ioctl(fd, FS_IOC_SETFLAGS, &flags);
 	return report(rc);
+}
+
+/*
+ * VALUE "acl:MODE" (octal) is a POSIX access ACL equal to MODE, in the
+ * kernel's xattr format: tmpfs takes system.posix_acl_access on every
+ * kernel (user.* only from 6.6), and, unlike trusted.*, it needs no
+ * CAP_SYS_ADMIN, which a sandbox never has.
+ */
+static int do_setxattr(const char *path, const char *name, const char *value)
+{
+	struct { uint16_t tag, perm; uint32_t id; } __attribute__((packed)) e[3];
+	unsigned char acl[4 + sizeof(e)];
+	unsigned long mode;
+	uint32_t version = 2;
+
+	if (strncmp(value, "acl:", 4))
+		return report(setxattr(path, name, value, strlen(value), 0));
+	mode = strtoul(value + 4, NULL, 8);
+	e[0] = (typeof(e[0])){ 0x01, (mode >> 6) & 7, 0xffffffff };	/* ACL_USER_OBJ */
+	e[1] = (typeof(e[0])){ 0x04, (mode >> 3) & 7, 0xffffffff };	/* ACL_GROUP_OBJ */
+	e[2] = (typeof(e[0])){ 0x20, mode & 7, 0xffffffff };		/* ACL_OTHER */
+	memcpy(acl, &version, 4);
+	memcpy(acl + 4, e, sizeof(e));
+	return report(setxattr(path, name, acl, sizeof(acl), 0));
 }
 
 static int do_rename(const char *from, const char *to, const char *how)
@@ -506,7 +531,7 @@ int main(int argc, char **argv)
 	if (!strcmp(op, "chown"))
 		return report(chown(a, (uid_t)atoi(b), (gid_t)atoi(c)));
 	if (!strcmp(op, "setxattr"))
-		return report(setxattr(a, b, c, strlen(c), 0));
+		return do_setxattr(a, b, c);
 usage:
 	fprintf(stderr, "usage: see the comment at the top of tests/vm/sbx-probe.c\n");
 	return 2;
