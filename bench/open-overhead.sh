@@ -12,15 +12,17 @@
 #   baseline     no sbx-bpf programs loaded
 #   outside      programs loaded for a holder sandbox; openbench in no sandbox
 #   rules-N      openbench inside a sandbox whose policy has N denyRead rules
-# Modes (SBX_BENCH_OPEN_MODES, default all three):
+# Modes (SBX_BENCH_OPEN_MODES, default all four):
 #   open         open(O_RDONLY)+close() of three allowed files
 #   stat         stat()+open()+close() of the same files
 #   create       open(O_CREAT|O_EXCL)+close()+unlink() in $B/w (allowWrite)
+#   read         a 1-byte pread() through descriptors of the same files,
+#                opened once: what lsm/file_permission costs every use
 # shellcheck disable=SC2086 # $FILES, $CONDS and $MODES are word lists on purpose
 export PATH="/sbx/bin:$PATH"
 ROUNDS=${SBX_BENCH_ROUNDS:-5}
 SECS=${SBX_BENCH_SECONDS:-1.5}
-MODES=${SBX_BENCH_OPEN_MODES:-open stat create}
+MODES=${SBX_BENCH_OPEN_MODES:-open stat create read}
 B=/tmp/bench
 RULES="10 1000 10000"
 CONDS="baseline outside"
@@ -71,10 +73,11 @@ ob_cmd() {
 	open) echo "openbench --seconds $SECS $FILES" ;;
 	stat) echo "openbench --seconds $SECS --stat $FILES" ;;
 	create) echo "openbench --seconds $SECS --create $B/w" ;;
+	read) echo "openbench --seconds $SECS --read $FILES" ;;
 	esac
 }
 ob_mode() {
-	case $1 in open) echo open ;; stat) echo stat+open ;; create) echo create+unlink ;; esac
+	case $1 in open) echo open ;; stat) echo stat+open ;; create) echo create+unlink ;; read) echo read ;; esac
 }
 
 # Run the modes $2 (in that order, one launch) once in condition $1; appends
@@ -118,7 +121,7 @@ mkdir -p "$B/a/b/c/d" "$B/w" /bench/deny /tmp/bench-nowrite
 echo data >"$B/a/b/c/d/f"
 for f in $FILES; do [ -r "$f" ] || fail "$f missing"; done
 for m in $MODES; do
-	case $m in open | stat | create) ;; *) fail "unknown mode '$m' in SBX_BENCH_OPEN_MODES (open stat create)" ;; esac
+	case $m in open | stat | create | read) ;; *) fail "unknown mode '$m' in SBX_BENCH_OPEN_MODES (open stat create read)" ;; esac
 done
 
 # Every policy really denies its first and last rule and a create outside
@@ -135,7 +138,7 @@ for n in $RULES; do
 	[ "$out" = EACCES ] || fail "policy-$n: creating /tmp/bench-nowrite/f gave '$out', not EACCES: $(cat "$B/err")"
 	sbx-bpf run --name bench --policy "$B/policy-$n.json" -- sh -c \
 		"openbench --iterations 10 $FILES && openbench --iterations 10 --stat $FILES &&
-		 openbench --iterations 10 --create $B/w" \
+		 openbench --iterations 10 --create $B/w && openbench --iterations 10 --read $FILES" \
 		>/dev/null 2>"$B/err" || fail "policy-$n: openbench failed inside the sandbox: $(cat "$B/err")"
 done
 
@@ -189,6 +192,7 @@ for m in $MODES; do
 	open) table open "open(O_RDONLY)+close()" ;;
 	stat) table stat "stat()+open(O_RDONLY)+close()" ;;
 	create) table create "open(O_CREAT|O_EXCL)+close()+unlink() in an allowWrite directory" ;;
+	read) table read "pread(1 byte) through an open descriptor" ;;
 	esac
 done
 echo

@@ -6,6 +6,7 @@
  *
  *   openbench [--seconds S | --iterations N] [--stat] PATH...
  *   openbench [--seconds S | --iterations N] --create DIR
+ *   openbench [--seconds S | --iterations N] --read PATH...
  *
  * Opens the PATHs round-robin in a tight loop, for S seconds (default 1) or
  * N operations. --stat does a stat() before each open, as many programs do.
@@ -13,11 +14,14 @@
  * O_WRONLY), close(), unlink(): what a build or an editor does to a
  * scratch file, through sbx-bpf's create, open and unlink hooks (DIR must
  * be writable: an allowWrite directory inside a sandbox).
+ * --read opens each PATH once and then reads one byte (pread at 0) from
+ * the descriptors round-robin: the cost of lsm/file_permission, which
+ * judges every use of a descriptor.
  * A short untimed warm-up fills the dentry cache first. Prints one line:
  *
  *   ops_per_sec=123456.7 ns_per_op=8100.2 ops=185000 seconds=1.498 mode=open paths=3
  *
- * (mode=open, stat+open or create+unlink; paths=0 for --create).
+ * (mode=open, stat+open, create+unlink or read; paths=0 for --create).
  *
  * Exit 0; 1 if any call fails (the benchmark must never time a refusal);
  * 2 on bad usage.
@@ -63,14 +67,30 @@ static int one_create(void)
 	return 0;
 }
 
-/* One operation on PATH: 0, or -1 after printing what failed. */
-static int one_op(const char *path, int do_stat)
+/* --read: the descriptors, one per PATH, opened before timing. */
+static int *read_fds;
+
+static int one_read(int i, const char *path)
+{
+	char c;
+
+	if (pread(read_fds[i], &c, 1, 0) < 0) {
+		fprintf(stderr, "openbench: read '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* One operation on PATH (the @i-th): 0, or -1 after printing what failed. */
+static int one_op(int i, const char *path, int do_stat)
 {
 	struct stat st;
 	int fd;
 
 	if (create_path[0])
 		return one_create();
+	if (read_fds)
+		return one_read(i, path);
 	if (do_stat && stat(path, &st) < 0) {
 		fprintf(stderr, "openbench: stat '%s': %s\n", path, strerror(errno));
 		return -1;
@@ -87,7 +107,8 @@ static int one_op(const char *path, int do_stat)
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: openbench [--seconds S | --iterations N] [--stat] PATH...\n"
-		     "       openbench [--seconds S | --iterations N] --create DIR\n");
+		     "       openbench [--seconds S | --iterations N] --create DIR\n"
+		     "       openbench [--seconds S | --iterations N] --read PATH...\n");
 }
 
 int main(int argc, char **argv)
@@ -97,12 +118,13 @@ int main(int argc, char **argv)
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "stat", no_argument, NULL, 'S' },
 		{ "create", required_argument, NULL, 'c' },
+		{ "read", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	double seconds = 1, t0, t1;
 	unsigned long long ops = 0, iterations = 0;
-	int c, npaths, do_stat = 0, i = 0;
+	int c, npaths, do_stat = 0, do_read = 0, i = 0;
 	char **paths, *end;
 	const char *create_dir = NULL;
 	static char *none[] = { "" };
@@ -121,6 +143,7 @@ int main(int argc, char **argv)
 				goto bad;
 			break;
 		case 'S': do_stat = 1; break;
+		case 'r': do_read = 1; break;
 		case 'c': create_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
@@ -137,18 +160,30 @@ int main(int argc, char **argv)
 		unlink(create_path);	/* a leftover of a killed run */
 		paths = none;
 		npaths = 1;
-	} else if (npaths < 1) {
+	} else if (npaths < 1 || (do_read && do_stat)) {
 		goto bad;
+	}
+	if (do_read) {
+		read_fds = calloc(npaths, sizeof(*read_fds));
+		for (int k = 0; read_fds && k < npaths; k++) {
+			read_fds[k] = open(paths[k], O_RDONLY | O_CLOEXEC);
+			if (read_fds[k] < 0) {
+				fprintf(stderr, "openbench: open '%s': %s\n", paths[k], strerror(errno));
+				return 1;
+			}
+		}
+		if (!read_fds)
+			return 1;
 	}
 
 	for (int w = 0; w < WARMUP_OPS; w++)
-		if (one_op(paths[w % npaths], do_stat))
+		if (one_op(w % npaths, paths[w % npaths], do_stat))
 			return 1;
 
 	t0 = now();
 	if (iterations) {
 		for (; ops < iterations; ops++) {
-			if (one_op(paths[i], do_stat))
+			if (one_op(i, paths[i], do_stat))
 				return 1;
 			if (++i == npaths)
 				i = 0;
@@ -157,7 +192,7 @@ int main(int argc, char **argv)
 	} else {
 		for (;;) {
 			for (int k = 0; k < CLOCK_EVERY; k++, ops++) {
-				if (one_op(paths[i], do_stat))
+				if (one_op(i, paths[i], do_stat))
 					return 1;
 				if (++i == npaths)
 					i = 0;
@@ -169,7 +204,8 @@ int main(int argc, char **argv)
 	}
 	printf("ops_per_sec=%.1f ns_per_op=%.1f ops=%llu seconds=%.3f mode=%s paths=%d\n",
 	       ops / (t1 - t0), (t1 - t0) * 1e9 / ops, ops, t1 - t0,
-	       create_dir ? "create+unlink" : do_stat ? "stat+open" : "open", create_dir ? 0 : npaths);
+	       create_dir ? "create+unlink" : do_read ? "read" : do_stat ? "stat+open" : "open",
+	       create_dir ? 0 : npaths);
 	return 0;
 bad:
 	usage(stderr);
