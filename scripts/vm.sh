@@ -30,8 +30,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${SBX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sbx-bpf}
 BUILD=${BUILD:-$ROOT/build}
 OUT=${SBX_VM_OUT:-$BUILD/vm}
-VM_TIMEOUT=${SBX_VM_TIMEOUT:-2400}     # whole boot+suite, seconds (wall)
-TEST_TIMEOUT=${SBX_TEST_TIMEOUT:-240}  # one test file, seconds (guest)
+VM_TIMEOUT=${SBX_VM_TIMEOUT:-3000}     # whole boot+suite, seconds (wall)
+TEST_TIMEOUT=${SBX_TEST_TIMEOUT:-480}  # one test file, seconds (guest)
 VM_MEM=${SBX_VM_MEM:-2048}
 VM_SMP=${SBX_VM_SMP:-2}
 

@@ -43,6 +43,9 @@ userv "@sbx-e2e-abstract" stream
 userv "$W/sock/dgram.sock" dgram
 ln -s "$W/sock/allowed.sock" "$W/link.sock"
 wait_for "$W/sock/dgram.sock" 100
+# SCTP's module is loaded from outside first: inside a sandbox the kernel
+# may not load modules for it (task.bpf.c), and this test is about the socket hooks.
+sbx-probe socket sctp >/dev/null 2>&1
 # Both servers start on their own clocks (python3 takes seconds under TCG):
 # wait for each one, not just the first.
 for i in $(seq 150); do sbx-probe connect 127.0.0.2 8081 >/dev/null 2>&1 && break; sleep 0.2; done

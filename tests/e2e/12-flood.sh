@@ -40,7 +40,8 @@ while time.monotonic() < end:
             denied += 1
 print(denied, other)
 PYEOF
-inside python3 "$W/flood.py" 30 "$W/data/secret" >"$W/flood1.out" &
+# Results through a pipe: a file opened outside would be judged on use (file_permission).
+inside python3 "$W/flood.py" 30 "$W/data/secret" | cat >"$W/flood1.out" &
 F=$!
 sleep 5
 slow=0
@@ -61,7 +62,7 @@ check flood1/all-denied "$ok1" 0
 set --
 i=0
 while [ $i -lt 200 ]; do set -- "$@" "$W/data/s$i"; i=$((i + 1)); done
-inside python3 "$W/flood.py" 10 "$@" >"$W/flood2.out"
+inside python3 "$W/flood.py" 10 "$@" | cat >"$W/flood2.out"
 read -r n2 ok2 <"$W/flood2.out"
 check flood2/all-denied "$ok2" 0
 
@@ -122,7 +123,7 @@ D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail away/daemon-start "$(cat "$W/d2.err")"
 kill -9 "$D"; wait "$D" 2>/dev/null
 lost0=$(sbx-bpf status --json | jq .counters.events_lost)
-inside python3 "$W/flood.py" 8 "$@" >"$W/flood3.out"
+inside python3 "$W/flood.py" 8 "$@" | cat >"$W/flood3.out"
 lost1=$(sbx-bpf status --json | jq .counters.events_lost)
 out=$(sbx-bpf status --json | jq '.counters | (.events_lost_per_cpu | add) == .events_lost and
 	(.events_lost_per_cpu | length) >= 1 and .ringbuf_fill_ratio > 0.5 and .ringbuf_fill_ratio <= 1')

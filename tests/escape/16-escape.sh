@@ -124,6 +124,13 @@ case $state in S | R) pass victim/alive-not-stopped ;; *) fail victim/alive-not-
 check control/kill-own-child "$(result control-kill-own-child)" OK	# inside the sandbox, signals work
 
 # --- the kernel: modules, kexec, perf, capabilities, its own files ---------------------
+# L2TP over IP (protocol 115) is a module: the kernel asks for it on the task's behalf, and may not.
+case $(result module-autoload) in OK | none) fail module-autoload/refused "got '$(result module-autoload)'" ;;
+*) pass module-autoload/refused ;; esac
+check_json module-autoload/event "$W/ev.json" \
+	'any(.[]; .op == "kernel_load" and .errno == 1 and (.detail | startswith("module request net-pf-2-proto-115")))'
+lsmod 2>/dev/null | grep -q '^l2tp_ip ' && fail module-autoload/not-loaded "l2tp_ip is loaded" ||
+	pass module-autoload/not-loaded
 vec init-module EPERM "$CAP\"CAP_SYS_MODULE\""
 vec finit-module EPERM "$CAP\"CAP_SYS_MODULE\""
 vec kexec-load EPERM "$CAP\"CAP_SYS_BOOT\""

@@ -71,6 +71,7 @@ a prlimit sbx-escape prlimit "$VPID"
 a control-kill-own-child sh -c 'sleep 30 & p=$!; sbx-escape kill $p KILL'
 
 # The kernel: modules, kexec, perf, capabilities, its own files, terminals.
+a module-autoload sbx-escape socket-proto 115 dgram
 a init-module sbx-escape init-module
 a finit-module sbx-escape finit-module /sbx/bin/sbx-probe
 a kexec-load sbx-escape kexec-load

@@ -37,6 +37,9 @@
  *   sbx-escape setns-pidfd PID mnt|net   setns on a pidfd (pidfd_open is setup)
  *   sbx-escape setns-proc PID NS    open /proc/PID/ns/NS + setns (first failure)
  *   sbx-escape unshare mnt|user|net
+ *   sbx-escape socket-proto PROTO stream|dgram   socket(AF_INET, TYPE, PROTO): an
+ *                                   unloaded protocol makes the kernel ask for
+ *                                   its module on the caller's behalf
  *   sbx-escape cgroup-move CGDIR    write own pid to CGDIR/cgroup.procs
  *   sbx-escape clone3-cgroup CGDIR  clone3(CLONE_INTO_CGROUP) a child into CGDIR;
  *                                   the child prints its /proc/self/cgroup line
@@ -618,6 +621,13 @@ static int do_clone3_cgroup(char **a)
 	if (pid > 0)
 		waitpid((pid_t)pid, &st, 0);
 	return report("clone3", pid);
+}
+
+static int do_socket_proto(char **a)
+{
+	int type = !strcmp(a[1], "dgram") ? SOCK_DGRAM : SOCK_STREAM;
+
+	return report("socket", socket(AF_INET, type | SOCK_CLOEXEC, atoi(a[0])));
 }
 
 static int do_sethostname(char **a)
@@ -1253,6 +1263,7 @@ static const struct cmd {
 	{ "chroot-escape", 2, do_chroot_escape },
 	{ "cgroup-move", 1, do_cgroup_move },
 	{ "clone3-cgroup", 1, do_clone3_cgroup },
+	{ "socket-proto", 2, do_socket_proto },
 	{ "open-by-handle", AT_LEAST + 1, do_open_by_handle },
 	{ "opath-reopen", 2, do_opath_reopen },
 	{ "memfd-exec", AT_LEAST + 1, do_memfd_exec },

@@ -102,6 +102,7 @@ static const char *errno_name(int e)
 	case EADDRNOTAVAIL: return "EADDRNOTAVAIL";
 	case EAFNOSUPPORT: return "EAFNOSUPPORT";
 	case EPROTONOSUPPORT: return "EPROTONOSUPPORT";
+	case ESOCKTNOSUPPORT: return "ESOCKTNOSUPPORT";
 	case EINPROGRESS: return "EINPROGRESS";
 	case ETIMEDOUT: return "ETIMEDOUT";
 	case EAGAIN: return "EAGAIN";
