@@ -619,12 +619,20 @@ static __always_inline bool mem_device(struct file *file)
  */
 #define FD_CACHE_NS	(10 * 1000 * 1000ULL)
 
+/* The slot a file's uses are remembered in: struct files are cache-line aligned. */
+static __always_inline __u32 fd_slot(__u64 file)
+{
+	return (file >> 6) & (SBX_FD_CACHE - 1);
+}
+
 static __always_inline bool fd_cached(struct sbx_scratch *s, struct file *file, __u32 need,
 				      __u64 sandbox, __u64 now)
 {
-	return s->fd_file == ptr_value(file) && s->fd_dentry == ptr_value(file->f_path.dentry) &&
-	       s->fd_mnt == ptr_value(file->f_path.mnt) && s->fd_need == need &&
-	       s->fd_sandbox == sandbox && now < s->fd_until;
+	struct sbx_fd_seen *c = &s->fd_seen[fd_slot(ptr_value(file))];
+
+	return c->file == ptr_value(file) && c->dentry == ptr_value(file->f_path.dentry) &&
+	       c->mnt == ptr_value(file->f_path.mnt) && c->need == need &&
+	       c->sandbox == sandbox && now < c->until;
 }
 
 /* Is @file one of `run`'s stdin, stdout, stderr for the innermost sandbox @cgid? */
@@ -687,12 +695,14 @@ static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 nee
 /* The use fd_use_known() looked at was allowed: remember it (nothing else stays live across the walk). */
 static __always_inline void fd_use_remember(struct sbx_scratch *s)
 {
-	s->fd_file = s->fd_cand;
-	s->fd_dentry = s->fd_cand_dentry;
-	s->fd_mnt = s->fd_cand_mnt;
-	s->fd_need = s->fd_cand_need;
-	s->fd_sandbox = s->fd_inner;
-	s->fd_until = s->fd_now + FD_CACHE_NS;
+	struct sbx_fd_seen *c = &s->fd_seen[fd_slot(s->fd_cand)];
+
+	c->file = s->fd_cand;
+	c->dentry = s->fd_cand_dentry;
+	c->mnt = s->fd_cand_mnt;
+	c->need = s->fd_cand_need;
+	c->sandbox = s->fd_inner;
+	c->until = s->fd_now + FD_CACHE_NS;
 }
 
 static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
@@ -766,8 +776,8 @@ int BPF_PROG(fs_file_receive, struct file *file, int ret)
  * stdio_*): the caller's redirects, which the caller opened; terminals,
  * pipes and sockets pass anyway (no path). Regular files and directories
  * only; block and memory devices are refused outright. An allow is
- * remembered per task for FD_CACHE_NS (fd_cached), so a read loop pays for
- * one walk, not one per call.
+ * remembered per task for FD_CACHE_NS (fd_cached; SBX_FD_CACHE files at
+ * once), so a read loop pays for one walk, not one per call.
  */
 SEC("lsm/file_permission")
 int BPF_PROG(fs_file_permission, struct file *file, int mask, int ret)

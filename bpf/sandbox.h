@@ -42,6 +42,14 @@ struct sbx_chain {
 	__u32 overflow;
 };
 
+/* One allowed use of a descriptor, remembered for a short while (fs.bpf.c fd_cached). */
+#define SBX_FD_CACHE	4	/* a power of two */
+struct sbx_fd_seen {
+	__u64 file, dentry, mnt, sandbox, until;
+	__u32 need;
+	__u32 pad;
+};
+
 struct sbx_scratch {
 	struct sbx_event ev;
 	struct walk_buf walk;
@@ -51,9 +59,8 @@ struct sbx_scratch {
 	struct fs_verdict verdict;	/* fs.bpf.c match_one's */
 	__u32 emitted;		/* records emit() was asked for since the hook reset it */
 	__u32 quiet_grants;	/* grants allow without an event (a descriptor's use: its open told) */
-	/* The last descriptor use allowed (fs.bpf.c file_permission). */
-	__u32 fd_need;
-	__u64 fd_file, fd_dentry, fd_mnt, fd_sandbox, fd_until;
+	/* Descriptor uses recently allowed (fs.bpf.c file_permission), by file. */
+	struct sbx_fd_seen fd_seen[SBX_FD_CACHE];
 	__u64 fd_now, fd_inner;	/* the use being judged: when, its innermost sandbox, */
 	__u64 fd_cand, fd_cand_dentry, fd_cand_mnt;	/* its file */
 	__u32 fd_cand_need;
