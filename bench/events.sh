@@ -137,7 +137,8 @@ unload_all
 into_session
 mkdir -p "$D" "$P" || fail "cannot make $D or $P"
 seq -f "$D/f%.0f" 0 $((NFILES - 1)) | xargs touch || fail "cannot make $NFILES files in $D"
-printf '{ "filesystem": { "denyRead": ["%s"] } }\n' "$D" >"$POLICY"
+# allowWrite $B: the flooders' stdout files were opened outside, and uses are judged (file_permission).
+printf '{ "filesystem": { "denyRead": ["%s"], "allowWrite": ["%s"] } }\n' "$D" "$B" >"$POLICY"
 : >"$EV"
 daemon_start --events "$EV" --event-rate 0
 i=1
