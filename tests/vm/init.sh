@@ -54,9 +54,11 @@ run_suite() {
 		log=/tmp/$name.results
 		: >"$log"
 		echo "== $name" >/dev/console
+		t0=$(date +%s)
 		SBX_RESULT_LOG=$log SBX_TEST=$name timeout -k 5 "$SBX_TEST_TIMEOUT" sh "$t" \
 			>/tmp/$name.out 2>&1
 		rc=$?
+		echo "INFO $name/took $(($(date +%s) - t0)) s (guest clock)" >>"$log"
 		cat "$log" >"$SBX_RESULTS"
 		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 			echo "FAIL $name/timeout (killed after ${SBX_TEST_TIMEOUT}s)" >"$SBX_RESULTS"
