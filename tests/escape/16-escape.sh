@@ -28,7 +28,18 @@ dnsmasq --no-resolv --no-hosts --listen-address=127.0.0.1 --bind-interfaces --po
 export SBX_DNS_UPSTREAM=127.0.0.1:53
 wait_for "$W/victim" 100 && wait_for "$W/sock/write.sock" 100 || fail setup/helpers "no victim or fd server"
 read -r VPID VADDR <"$W/victim"
-BPF_PROGS0=$(sbx-probe bpf-progs)
+# The kernel's program count once it holds still (programs of an earlier test are freed lazily).
+progs_settled() {
+	a=$(sbx-probe bpf-progs)
+	for i in $(seq 20); do
+		sleep 0.5
+		b=$(sbx-probe bpf-progs)
+		[ "$a" = "$b" ] && break
+		a=$b
+	done
+	echo "$a"
+}
+BPF_PROGS0=$(progs_settled)
 
 cat >"$W/p.json" <<EOF
 { "filesystem": { "denyRead": [ "$W/secret" ],
@@ -145,7 +156,7 @@ vec sys-write EACCES ".op == \"write\" and ((.path // \"\") | endswith(\"/net/lo
 vec dev-mem EACCES ".op == \"read\" and .path == \"/dev/mem\""
 vec tiocsti EPERM ".op == \"tty_input\" and .detail == \"TIOCSTI\""
 check kernel/hostname-unchanged "$(hostname)" "$HOSTNAME0"
-check bpf/no-new-programs "$(sbx-probe bpf-progs)" "$BPF_PROGS0"
+check bpf/no-new-programs "$(progs_settled)" "$BPF_PROGS0"
 
 # --- descriptors from outside ------------------------------------------------------------
 vec inherited-write EACCES ".op == \"write\" and .path == \"$W/protected/inherited\" and .descriptor == \"use\""
