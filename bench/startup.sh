@@ -73,7 +73,7 @@ progs() { sbx-probe bpf-progs 2>"$B/err" || fail "sbx-probe bpf-progs: $(cat "$B
 progs_during_run() {
 	sbx-bpf run --name bench-progs --policy "$POLICY" -- sleep 60 2>/dev/null &
 	rp=$!
-	for i in $(seq 600); do [ -s /sys/fs/cgroup/sbx-bpf/bench-progs/cgroup.procs ] && break; sleep 0.1; done
+	for i in $(seq 600); do [ -n "$(cat /sys/fs/cgroup/sbx-bpf/bench-progs/cgroup.procs 2>/dev/null)" ] && break; sleep 0.1; done
 	progs
 	kill "$rp"
 	wait "$rp" 2>/dev/null
