@@ -664,12 +664,6 @@ static __always_inline bool all_audit(struct judge *j)
 }
 
 /*
- * An open (@flag 0), a received descriptor or a descriptor used: devices
- * first, then the policy. Only file_permission (SBX_EV_FD_USE) caches;
- * on use, a grant allows silently (the open reported it) and an
- * audit-only chain is not judged again.
- */
-/*
  * file_permission's shortcuts, in a frame of their own (the hook's stack is
  * what the walk and the event's calls add to): 1 when this use needs no
  * judging. Leaves the time and the innermost sandbox in scratch for
@@ -705,6 +699,12 @@ static __always_inline void fd_use_remember(struct sbx_scratch *s)
 	c->until = s->fd_now + FD_CACHE_NS;
 }
 
+/*
+ * An open (@flag 0), a received descriptor or a descriptor used: devices
+ * first, then the policy. Only file_permission (SBX_EV_FD_USE) caches;
+ * on use, a grant allows silently (the open reported it) and an
+ * audit-only chain is not judged again.
+ */
 static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
 {
 	__u32 op = (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, type;
@@ -731,20 +731,27 @@ static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
 	return res;
 }
 
-SEC("lsm/file_open")
-int BPF_PROG(fs_file_open, struct file *file, int ret)
+/* What an open file's mode asks of the policy: NEED_READ, NEED_WRITE, both, or nothing (O_PATH). */
+static __always_inline __u32 file_need(struct file *file)
 {
 	__u32 need = 0;
 
-	if (ret)
-		return ret;
 	if (file->f_mode & FMODE_READ)
 		need |= NEED_READ;
 	if (file->f_mode & FMODE_WRITE)
 		need |= NEED_WRITE;
-	if (!need)
-		return 0;
-	return judge_fd(file, need, 0);
+	return need;
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(fs_file_open, struct file *file, int ret)
+{
+	__u32 need;
+
+	if (ret)
+		return ret;
+	need = file_need(file);
+	return need ? judge_fd(file, need, 0) : 0;
 }
 
 /*
@@ -756,14 +763,11 @@ int BPF_PROG(fs_file_open, struct file *file, int ret)
 SEC("lsm/file_receive")
 int BPF_PROG(fs_file_receive, struct file *file, int ret)
 {
-	__u32 need = 0;
+	__u32 need;
 
 	if (ret)
 		return ret;
-	if (file->f_mode & FMODE_READ)
-		need |= NEED_READ;
-	if (file->f_mode & FMODE_WRITE)
-		need |= NEED_WRITE;
+	need = file_need(file);
 	return need ? judge_fd(file, need, SBX_EV_FD_RECEIVED) : 0;
 }
 
