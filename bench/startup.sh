@@ -154,7 +154,7 @@ awk -F '\t' -v ref="$ref" -v refname="$REF" '
 echo
 echo "p50, p95: nearest-rank percentiles of all runs; a run is fork() to waitpid() of the whole"
 echo "command (for sbx-bpf run: policy, cgroup, rules in, $CMD, cleanup). With a daemon running, run"
-echo "loads nothing and also waits up to 300 ms after the command for the daemon's last events"
+echo "loads nothing, and waits for the daemon's last events only if the sandbox counted a violation"
 echo "(feed_drain in userspace/run.c); without one it loads and verifies its own programs."
 echo "Figures are from QEMU TCG (emulated CPU): only the ratios mean anything."
 echo "Reproduce: SBX_BENCH_ONLY=startup make bench KERNEL=$(uname -r | cut -d. -f1,2)"

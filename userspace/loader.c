@@ -201,8 +201,26 @@ int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, str
 	return bpf_map_get_next_key(l->fd[M_FS_RULES], prev, key) ? -errno : 0;
 }
 
+/*
+ * Zeroed counters for @cgid, made before the sandbox exists, so that "an
+ * entry with nothing counted" tells for sure that no record of the sandbox
+ * can be on its way (loader__sandbox_quiet). Best effort: on failure the
+ * kernel makes the entry on the first violation, and no entry reads as
+ * "unknown".
+ */
+static void sandbox_stats_create(struct sbx_loader *l, __u64 cgid)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	void *zero = ncpu > 0 ? calloc(ncpu, sizeof(struct sbx_sandbox_stats)) : NULL;
+
+	if (zero)
+		bpf_map_update_elem(l->fd[M_SANDBOX_STATS], &cgid, zero, BPF_NOEXIST);
+	free(zero);
+}
+
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
 {
+	sandbox_stats_create(l, cgid);
 	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_NOEXIST))
 		return -errno;
 	/* Other processes register sandboxes in the same (pinned) object: atomically. */
@@ -219,7 +237,8 @@ int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid)
 	return 0;
 }
 
-int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_stats *sum)
+/* The sandbox's counters summed over CPUs; -ENOENT: it has no entry. */
+static int sandbox_stats_read(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_stats *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct sbx_sandbox_stats *per;
@@ -232,12 +251,31 @@ int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_s
 	if (!per)
 		return -ENOMEM;
 	if (bpf_map_lookup_elem(l->fd[M_SANDBOX_STATS], &cgid, per))
-		err = errno == ENOENT ? 0 : -errno;	/* nothing counted yet */
+		err = -errno;
 	for (int i = 0; !err && i < ncpu; i++)
 		for (int k = 0; k < SBX_KIND__MAX; k++)
 			sum->n[k] += per[i].n[k];
 	free(per);
 	return err;
+}
+
+int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_stats *sum)
+{
+	int err = sandbox_stats_read(l, cgid, sum);
+
+	return err == -ENOENT ? 0 : err;	/* nothing counted yet */
+}
+
+bool loader__sandbox_quiet(struct sbx_loader *l, __u64 cgid)
+{
+	struct sbx_sandbox_stats sum;
+
+	if (sandbox_stats_read(l, cgid, &sum))
+		return false;	/* no entry (or no answer): a record may be on its way */
+	for (int k = 0; k < SBX_KIND__MAX; k++)
+		if (sum.n[k])
+			return false;
+	return true;
 }
 
 int loader__set_scope(struct sbx_loader *l, int cgroup_fd)

@@ -27,6 +27,12 @@ int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, str
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 /* What the sandbox of @cgid refused, by kind, summed over CPUs (zeros before its first). 0 or -errno. */
 int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_stats *sum);
+/*
+ * True when the sandbox of @cgid has counted nothing at all (no denial, audit
+ * hit or grant): the kernel then sent no record of it, so there is nothing
+ * to wait for. False when it has, or when that cannot be told.
+ */
+bool loader__sandbox_quiet(struct sbx_loader *l, __u64 cgid);
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
 
 /*

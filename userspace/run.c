@@ -681,16 +681,25 @@ static void feed_read(struct run_feed *f, struct event_sink *sink)
 		f->len = 0;	/* a line longer than any event: dropped */
 }
 
-/* The last events reach the daemon after the command's end: take them for a moment. */
+static void feed_close(struct run_feed *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+/*
+ * The last events reach the daemon after the command's end: take them until
+ * the stream is silent for 300 ms. Only when the sandbox counted something
+ * (loader__sandbox_quiet); a clean run does not wait.
+ */
 static void feed_drain(struct run_feed *f, struct event_sink *sink)
 {
 	struct pollfd p = { .fd = f->fd, .events = POLLIN };
 
 	while (f->fd >= 0 && poll(&p, 1, 300) > 0)
 		feed_read(f, sink);
-	if (f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
+	feed_close(f);
 }
 
 /* Wait for the child while relaying signals and events. Returns its wait status. */
@@ -795,6 +804,7 @@ int do_run(int argc, char **argv)
 	struct run_dns dns = { .sink = &sink, .policy = &o.policy };
 	static struct run_feed feed = { .fd = -1 };
 	bool registered = false, installed = false, net_installed = false, pinned = false, recorded = false;
+	bool survivors;
 	struct sbx_sandbox sb = {};
 	__u32 sb_flags, policy_id = POLICY_ID;
 	unsigned ctrl = 0;
@@ -929,7 +939,8 @@ out:
 	 * programs go with this process: say so, loudly.
 	 */
 	snprintf(cg_path, sizeof(cg_path), "%s", cg.path);
-	if (cgroup_destroy(&cg))
+	survivors = cgroup_destroy(&cg) != 0;
+	if (survivors)
 		p_err("processes survive in the sandbox cgroup %s and are no longer confined; "
 		      "kill them with: echo 1 > %s/cgroup.kill", cg_path, cg_path);
 	if (rb) {
@@ -937,6 +948,9 @@ out:
 		events_sweep_close(&sink);
 		ring_buffer__free(rb);
 	}
+	/* Nothing counted, nobody left: the daemon has nothing of ours to pass on. */
+	if (feed.fd >= 0 && registered && !survivors && loader__sandbox_quiet(l, cg.id))
+		feed_close(&feed);
 	if (feed.fd >= 0)
 		feed_drain(&feed, &sink);
 	if (registered) {

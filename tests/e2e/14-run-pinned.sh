@@ -68,6 +68,20 @@ check gone/records "$(ls /run/sbx-bpf/sandboxes | wc -l)" 0
 
 check gone/steer-pins "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
 
+# A run waits for the daemon's last records only if its sandbox counted something
+# (loader__sandbox_quiet). The last act before exit is the violation: its record still
+# comes back, denied or audited; a clean run gets none.
+out=$(sbx-bpf run --deny-read "$W/data/a" --events "$W/last.json" -- sbx-probe open "$W/data/a" 2>"$W/last.err")
+check last/enforced "$out" EACCES
+check_json last/json-event "$W/last.json" "any(.[]; .op == \"read\" and .path == \"$W/data/a\" and .verdict == \"denied\")"
+grep -q "^sbx-bpf: denied read $W/data/a" "$W/last.err" && pass last/human-event || fail last/human-event "$(cat "$W/last.err")"
+out=$(sbx-bpf run --audit --deny-read "$W/data/a" --events "$W/audit.json" -- sbx-probe open "$W/data/a" 2>/dev/null)
+check last/audit-allowed "$out" OK
+check_json last/audit-event "$W/audit.json" "any(.[]; .path == \"$W/data/a\" and .verdict == \"audit\")"
+out=$(sbx-bpf run --deny-read "$W/data/a" --events "$W/clean.json" -- sbx-probe open "$W/data/b" 2>"$W/clean.err")
+check clean/allowed "$out" OK
+check clean/no-events "$(wc -c <"$W/clean.json")" 0
+
 # A run killed with -9 while its cgroup lives on: the sandbox stays, and port 53 must not slip
 # past the rules (its steering is pinned: queries go to the dead resolver and are refused).
 sbx-bpf run --name pin-k --deny-read "$W/data/a" --allow-domain one.test -- sleep 60 >/dev/null 2>&1 &
