@@ -17,10 +17,15 @@
 #   cidrs-N      connectbench inside a sandbox whose policy allows N CIDRs
 #                plus the measured destination
 # shellcheck disable=SC2086 # $CONDS, $PROTOS and $U are word lists on purpose
-export PATH="/sbx/bin:$PATH"
+BENCH=connect-overhead
+B=/tmp/bench-connect
+# lib.sh names a DNS upstream: every sandbox starts sbx-bpf's resolver and
+# attaches the cgroup programs that steer port 53 to it (cgroup/connect4 runs
+# on every connect and lets other ports pass), as on a host with a
+# nameserver. Nothing is resolved during the benchmark.
+. "$(dirname "$0")/lib.sh"
 ROUNDS=${SBX_BENCH_ROUNDS:-5}
 SECS=${SBX_BENCH_SECONDS:-1.5}
-B=/tmp/bench-connect
 ADDR=127.0.0.1
 PORT=5000
 CIDRS="10 1000"
@@ -29,16 +34,9 @@ for n in $CIDRS; do CONDS="$CONDS cidrs-$n"; done
 PROTOS="tcp udp"
 SERVER=
 HOLDER=
-# Every sandbox starts sbx-bpf's DNS resolver and attaches the cgroup programs
-# that steer port 53 to it (cgroup/connect4 runs on every connect, and lets
-# other ports pass), as on a host with a nameserver: the VM may have none in
-# /etc/resolv.conf, so name one. Nothing is resolved during the benchmark.
-export SBX_DNS_UPSTREAM="${SBX_DNS_UPSTREAM:-127.0.0.1:53}"
-
-fail() { echo "FAIL bench/connect-overhead: $*"; exit 1; }
 
 cleanup() {
-	[ -z "$HOLDER" ] || { kill "$HOLDER"; wait "$HOLDER"; } 2>/dev/null
+	holder_stop 2>/dev/null
 	[ -z "$SERVER" ] || { kill "$SERVER"; wait "$SERVER"; } 2>/dev/null
 }
 trap cleanup EXIT
@@ -65,39 +63,13 @@ gen_policy() {
 	}' >"$B/policy-$1.json"
 }
 
-# Programs loaded, sandbox listed, this shell outside it: a holder sandbox
-# that sleeps. Its READY file is written from inside, so setup is complete.
-holder_start() {
-	rm -f "$B/READY"
-	sbx-bpf run --name bench-holder --policy "$B/policy-10.json" -- \
-		sh -c "touch $B/READY && exec sleep 3600" >"$B/holder.log" 2>&1 &
-	HOLDER=$!
-	i=0
-	while [ ! -e "$B/READY" ]; do
-		if ! kill -0 "$HOLDER" 2>/dev/null || [ $i -ge 600 ]; then
-			echo "holder sandbox not ready: $(cat "$B/holder.log")" >&2
-			return 1
-		fi
-		i=$((i + 1))
-		sleep 0.1
-	done
-}
-
-# run forwards SIGTERM to the sleep, then removes the sandbox and its programs.
-holder_stop() {
-	kill "$HOLDER"
-	wait "$HOLDER"
-	HOLDER=
-	[ ! -e /sys/fs/cgroup/sbx-bpf/bench-holder ] || { echo "holder sandbox still there" >&2; return 1; }
-}
-
 # Set up condition $1 before its measurements, and tear it down after.
 enter() {
 	case $1 in
 	baseline)
 		! pgrep -x sbx-bpf >/dev/null || fail "an sbx-bpf is running during the baseline" ;;
 	outside)
-		holder_start 2>"$B/err" || fail "outside: $(cat "$B/err")" ;;
+		holder_start "$B/policy-10.json" 2>"$B/err" || fail "outside: $(cat "$B/err")" ;;
 	esac
 }
 leave() {
@@ -136,17 +108,7 @@ expect() {
 	fi
 }
 
-# Print $2..$# rotated left by $1.
-rotate() {
-	n=$1; shift
-	while [ "$n" -gt 0 ]; do x=$1; shift; set -- "$@" "$x"; n=$((n - 1)); done
-	echo "$@"
-}
-
-# Where a user's shell sits on a systemd host (level 3), not in the root
-# cgroup: outside a sandbox the hook looks up each ancestor level.
-CG=/sys/fs/cgroup/user.slice/user-0.slice/session-1.scope
-{ mkdir -p "$CG" && echo $$ >"$CG/cgroup.procs"; } || fail "cannot move into $CG"
+into_session
 mkdir -p "$B"
 
 # The TCP server, outside any sandbox for the whole run (it is in this
@@ -217,27 +179,12 @@ done
 table() {
 	for c in $CONDS; do
 		case $c in
-		baseline) label="baseline (no sbx-bpf)"; target="-" ;;
-		outside) label="outside any sandbox"; target="<= 1%" ;;
-		cidrs-*) label="inside, $(echo "${c#cidrs-}" | sed ':a; s/\B[0-9]\{3\}\>/,&/; ta') CIDRs"
-			target="<= 5%" ;;
+		baseline) overhead_row "baseline (no sbx-bpf)" - "$B/ops-$1-$c" ;;
+		outside) overhead_row "outside any sandbox" "<= 1%" "$B/ops-$1-$c" ;;
+		cidrs-*) overhead_row "inside, $(group "${c#cidrs-}") CIDRs" "<= 5%" "$B/ops-$1-$c" ;;
 		esac
-		sort -n "$B/ops-$1-$c" | awk -v l="$label" -v t="$target" '{ a[NR] = $1 } END {
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			printf "%s\t%s\t%s\t%s\t%s\n", l, m, a[1], a[NR], t }'
 	done >"$B/medians-$1"
-	echo
-	echo "## $2, kernel $(uname -r)"
-	awk -F '\t' '
-		NR == 1 { base = $2 }
-		{ med[NR] = $2; lo[NR] = $3; hi[NR] = $4; lab[NR] = $1; tgt[NR] = $5 }
-		END {
-			printf "%-24s %12s %10s %7s %9s %7s  %s\n", "condition", "median ops/s", "ns/op", "ratio",
-				"overhead", "spread", "target"
-			for (i = 1; i <= NR; i++)
-				printf "%-24s %12.1f %10.1f %7.3f %8.1f%% %6.1f%%  %s\n", lab[i], med[i], 1e9 / med[i],
-					med[i] / base, (base / med[i] - 1) * 100, (hi[i] - lo[i]) / med[i] * 100, tgt[i]
-		}' "$B/medians-$1"
+	overhead_table "$2" "$B/medians-$1"
 }
 
 table tcp "TCP socket()+connect()+close() to $ADDR:$PORT, with the handshake"

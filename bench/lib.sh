@@ -1,7 +1,6 @@
-# Shared by the benchmarks that came after open-overhead.sh and
-# connect-overhead.sh (compare, startup, scale, events, verifier): sourced
-# with `. "$(dirname "$0")/lib.sh"` after setting BENCH (the name in FAIL
-# lines) and B (the scratch directory). POSIX sh: the VM runs them with dash.
+# Shared by the benchmarks (bench/*.sh): sourced with
+# `. "$(dirname "$0")/lib.sh"` after setting BENCH (the name in FAIL lines)
+# and B (the scratch directory). POSIX sh: the VM runs them with dash.
 # shellcheck shell=sh
 export PATH="/sbx/bin:$PATH"
 DAEMON=
@@ -97,6 +96,55 @@ daemon_stop() {
 unload_all() {
 	daemon_stop
 	[ ! -e "$PIN" ] || sbx-bpf unload >/dev/null 2>&1 || echo "warning: sbx-bpf unload failed" >&2
+}
+
+# Programs loaded, sandbox listed, this shell outside it: a holder sandbox
+# under policy $1 that sleeps (HOLDER is its run's pid). Its READY file is
+# written from inside, so the set-up is complete. 1 if it did not start.
+holder_start() {
+	rm -f "$B/READY"
+	sbx-bpf run --name bench-holder --policy "$1" -- \
+		sh -c "touch $B/READY && exec sleep 3600" >"$B/holder.log" 2>&1 &
+	HOLDER=$!
+	i=0
+	while [ ! -e "$B/READY" ]; do
+		if ! kill -0 "$HOLDER" 2>/dev/null || [ $i -ge 600 ]; then
+			echo "holder sandbox not ready: $(cat "$B/holder.log")" >&2
+			return 1
+		fi
+		i=$((i + 1))
+		sleep 0.1
+	done
+}
+
+# run forwards SIGTERM to the sleep, then removes the sandbox (and its programs, if its own).
+holder_stop() {
+	[ -n "$HOLDER" ] || return 0
+	kill "$HOLDER"
+	wait "$HOLDER"
+	HOLDER=
+	[ ! -e /sys/fs/cgroup/sbx-bpf/bench-holder ] || { echo "holder sandbox still there" >&2; return 1; }
+}
+
+# One row of an overhead table: label $1, target $2, and the median, min and
+# max of the ops/s in file $3 (one per round), tab-separated.
+overhead_row() { printf '%s\t%s\t%s\n' "$1" "$(med_min_max "$3" | tr ' ' '\t')" "$2"; }
+
+# The table of the overhead_row lines in file $2, titled $1: the first row is
+# the baseline the others are compared with.
+overhead_table() {
+	echo
+	echo "## $1, kernel $(uname -r)"
+	awk -F '\t' '
+		NR == 1 { base = $2 }
+		{ med[NR] = $2; lo[NR] = $3; hi[NR] = $4; lab[NR] = $1; tgt[NR] = $5 }
+		END {
+			printf "%-24s %12s %10s %7s %9s %7s  %s\n", "condition", "median ops/s", "ns/op", "ratio",
+				"overhead", "spread", "target"
+			for (i = 1; i <= NR; i++)
+				printf "%-24s %12.1f %10.1f %7.3f %8.1f%% %6.1f%%  %s\n", lab[i], med[i], 1e9 / med[i],
+					med[i] / base, (base / med[i] - 1) * 100, (hi[i] - lo[i]) / med[i] * 100, tgt[i]
+		}' "$2"
 }
 
 # "/proc/meminfo KEY" in kB.

@@ -19,18 +19,17 @@
 #   read         a 1-byte pread() through descriptors of the same files,
 #                opened once: what lsm/file_permission costs every use
 # shellcheck disable=SC2086 # $FILES, $CONDS and $MODES are word lists on purpose
-export PATH="/sbx/bin:$PATH"
+BENCH=open-overhead
+B=/tmp/bench
+. "$(dirname "$0")/lib.sh"
 ROUNDS=${SBX_BENCH_ROUNDS:-5}
 SECS=${SBX_BENCH_SECONDS:-1.5}
 MODES=${SBX_BENCH_OPEN_MODES:-open stat create read}
-B=/tmp/bench
 RULES="10 1000 10000"
 CONDS="baseline outside"
 for n in $RULES; do CONDS="$CONDS rules-$n"; done
 # Allowed files at realistic depths, each walked to its end by the matcher.
 FILES="/usr/lib/x86_64-linux-gnu/libc.so.6 /etc/passwd $B/a/b/c/d/f"
-
-fail() { echo "FAIL bench/open-overhead: $*"; exit 1; }
 
 # $B/policy-N.json: N denyRead rules on paths that are never opened.
 gen_policy() {
@@ -40,31 +39,6 @@ gen_policy() {
 			printf "      \"/bench/deny/r%05d\"%s\n", i, i < n - 1 ? "," : ""
 		printf "    ]\n  }\n}\n"
 	}' >"$B/policy-$1.json"
-}
-
-# Programs loaded, sandbox listed, this shell outside it: a holder sandbox
-# that sleeps. Its READY file is written from inside, so setup is complete.
-holder_start() {
-	rm -f "$B/READY"
-	sbx-bpf run --name bench-holder --policy "$B/policy-10.json" -- \
-		sh -c "touch $B/READY && exec sleep 3600" >"$B/holder.log" 2>&1 &
-	HOLDER=$!
-	i=0
-	while [ ! -e "$B/READY" ]; do
-		if ! kill -0 "$HOLDER" 2>/dev/null || [ $i -ge 600 ]; then
-			echo "holder sandbox not ready: $(cat "$B/holder.log")" >&2
-			return 1
-		fi
-		i=$((i + 1))
-		sleep 0.1
-	done
-}
-
-# run forwards SIGTERM to the sleep, then removes the sandbox and its programs.
-holder_stop() {
-	kill "$HOLDER"
-	wait "$HOLDER"
-	[ ! -e /sys/fs/cgroup/sbx-bpf/bench-holder ] || { echo "holder sandbox still there" >&2; return 1; }
 }
 
 # The openbench command of mode $1, and the name it prints in mode=.
@@ -92,7 +66,7 @@ measure() {
 	baseline)
 		sh -c "$script" ;;
 	outside)
-		holder_start && sh -c "$script" && holder_stop ;;
+		holder_start "$B/policy-10.json" && sh -c "$script" && holder_stop ;;
 	rules-*)
 		sbx-bpf run --name bench --policy "$B/policy-${1#rules-}.json" -- sh -c "$script" ;;
 	esac >"$B/out" 2>"$B/err" || fail "$1: $(cat "$B/out" "$B/err")"
@@ -105,17 +79,7 @@ measure() {
 	done
 }
 
-# Print $2..$# rotated left by $1.
-rotate() {
-	n=$1; shift
-	while [ "$n" -gt 0 ]; do x=$1; shift; set -- "$@" "$x"; n=$((n - 1)); done
-	echo "$@"
-}
-
-# Where a user's shell sits on a systemd host (level 3), not in the root
-# cgroup: outside a sandbox the hook looks up each ancestor level.
-CG=/sys/fs/cgroup/user.slice/user-0.slice/session-1.scope
-{ mkdir -p "$CG" && echo $$ >"$CG/cgroup.procs"; } || fail "cannot move into $CG"
+into_session
 
 mkdir -p "$B/a/b/c/d" "$B/w" /bench/deny /tmp/bench-nowrite
 echo data >"$B/a/b/c/d/f"
@@ -160,31 +124,16 @@ while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 
-# The table of mode $1, titled $2: condition label, median, min, max, target.
+# The table of mode $1, titled $2.
 table() {
 	for c in $CONDS; do
 		case $c in
-		baseline) label="baseline (no sbx-bpf)"; target="-" ;;
-		outside) label="outside any sandbox"; target="<= 1%" ;;
-		rules-*) label="inside, $(echo "${c#rules-}" | sed ':a; s/\B[0-9]\{3\}\>/,&/; ta') rules"
-			target="<= 10%" ;;
+		baseline) overhead_row "baseline (no sbx-bpf)" - "$B/ops-$1-$c" ;;
+		outside) overhead_row "outside any sandbox" "<= 1%" "$B/ops-$1-$c" ;;
+		rules-*) overhead_row "inside, $(group "${c#rules-}") rules" "<= 10%" "$B/ops-$1-$c" ;;
 		esac
-		sort -n "$B/ops-$1-$c" | awk -v l="$label" -v t="$target" '{ a[NR] = $1 } END {
-			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			printf "%s\t%s\t%s\t%s\t%s\n", l, m, a[1], a[NR], t }'
 	done >"$B/medians-$1"
-	echo
-	echo "## $2 throughput, kernel $(uname -r)"
-	awk -F '\t' '
-		NR == 1 { base = $2 }
-		{ med[NR] = $2; lo[NR] = $3; hi[NR] = $4; lab[NR] = $1; tgt[NR] = $5 }
-		END {
-			printf "%-24s %12s %10s %7s %9s %7s  %s\n", "condition", "median ops/s", "ns/op", "ratio",
-				"overhead", "spread", "target"
-			for (i = 1; i <= NR; i++)
-				printf "%-24s %12.1f %10.1f %7.3f %8.1f%% %6.1f%%  %s\n", lab[i], med[i], 1e9 / med[i],
-					med[i] / base, (base / med[i] - 1) * 100, (hi[i] - lo[i]) / med[i] * 100, tgt[i]
-		}' "$B/medians-$1"
+	overhead_table "$2 throughput" "$B/medians-$1"
 }
 
 for m in $MODES; do
