@@ -52,7 +52,7 @@ PRESETS	   := $(wildcard policies/*.json)
 LIB_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/presets.o
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
-BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test
+BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test $(BUILD)/tests/bpf/map_purge_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe $(BUILD)/tests/bin/sbx-escape
 BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood)
 # The unit tests again, with ASan+UBSan (leaks included), in a tree of their own.
@@ -134,6 +134,10 @@ $(BUILD)/tests/bpf/fs_match_test: tests/bpf/fs_match_test.c $(BUILD)/tests/bpf/f
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -I$(BUILD)/tests/bpf -o $@ \
 		$< $(LIB_OBJS) -lcmocka $(STATIC_LIBS)
+
+$(BUILD)/tests/bpf/map_purge_test: tests/bpf/map_purge_test.c $(LIB_OBJS) | $(BUILD)/tests/bpf
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -o $@ $< $(LIB_OBJS) -lcmocka $(STATIC_LIBS)
 
 $(BUILD)/san/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/san/obj
 	$(call msg,CC-SAN,$@)

@@ -155,8 +155,8 @@ awk -v n="$N" '
 			printf "  %-14s %10s %10s %9s %14s %14s %10.0f\n", m, e[1, m], e[2, m], pe, ml[1, m], ml[2, m],
 				(ml[2, m] - ml[1, m]) / n
 		}
-		printf "  map entries, key + value bytes: %.0f per sandbox\n", (te[2] - te[1]) / n
-		printf "  maps memlock (fdinfo):          %.0f per sandbox\n", (tm[2] - tm[1]) / n
+		printf "  map entries, key + value:       %.0f bytes per sandbox\n", (te[2] - te[1]) / n
+		printf "  maps memlock (fdinfo):          %.0f bytes per sandbox\n", (tm[2] - tm[1]) / n
 	}' "$B/maps-1" "$B/maps-2"
 read -r s0 p0 _ _ <"$B/mem-0"
 read -r s1 p1 h1 r1 <"$B/mem-1"
@@ -164,11 +164,11 @@ read -r s2 p2 h2 r2 <"$B/mem-2"
 read -r s3 p3 _ _ <"$B/mem-3"
 awk -v n="$N" -v s0="$s0" -v p0="$p0" -v s1="$s1" -v p1="$p1" -v h1="$h1" -v r1="$r1" \
 	-v s2="$s2" -v p2="$p2" -v h2="$h2" -v r2="$r2" -v s3="$s3" -v p3="$p3" 'BEGIN {
-	printf "  kernel Slab+Percpu, attach:     %.0f per sandbox (everything the kernel allocated meanwhile)\n",
+	printf "  kernel Slab+Percpu, attach:     %.0f bytes per sandbox (everything the kernel allocated meanwhile)\n",
 		((s2 + p2) - (s1 + p1)) * 1024 / n
-	printf "  Shmem (tmpfs: /run records):    %.0f per sandbox\n", (h2 - h1) * 1024 / n
-	printf "  daemon RSS:                     %.0f per sandbox\n", (r2 - r1) * 1024 / n
-	printf "  the cgroup itself (mkdir):      %.0f per cgroup, Slab+Percpu\n", ((s1 + p1) - (s0 + p0)) * 1024 / n
+	printf "  Shmem (tmpfs: /run records):    %.0f bytes per sandbox\n", (h2 - h1) * 1024 / n
+	printf "  daemon RSS:                     %.0f bytes per sandbox\n", (r2 - r1) * 1024 / n
+	printf "  the cgroup itself (mkdir):      %.0f bytes per cgroup, Slab+Percpu\n", ((s1 + p1) - (s0 + p0)) * 1024 / n
 	printf "  left after detaching %d:        %.0f kB Slab+Percpu over the snapshot before attaching\n",
 		n - 1, (s3 + p3) - (s1 + p1)
 }'

@@ -635,6 +635,24 @@ static __always_inline bool fd_cached(struct sbx_scratch *s, struct file *file, 
 	       c->sandbox == sandbox && now < c->until;
 }
 
+/*
+ * The cache's short way, taken before any judging is set up: a use of @file
+ * remembered for the sandbox whose cgroup the task sits in (the common case:
+ * a task below its sandbox's cgroup takes the long way, fd_use_known). A
+ * task never judged has no scratch memory: nothing remembered.
+ */
+static __noinline int fd_use_recent(struct file *file, __u32 need)
+{
+	struct sbx_scratch *s;
+
+	if (!nr_sandboxes)
+		return 0;	/* judge_fd lets it go at once */
+	s = bpf_task_storage_get(&scratch, bpf_get_current_task_btf(), NULL, 0);
+	if (!s || s->fd_seen[fd_slot(ptr_value(file))].file != ptr_value(file))
+		return 0;
+	return fd_cached(s, file, need, bpf_get_current_cgroup_id(), bpf_ktime_get_ns());
+}
+
 /* Is @file one of `run`'s stdin, stdout, stderr for the innermost sandbox @cgid? */
 static __always_inline bool stdio_file(struct file *file, __u64 cgid)
 {
@@ -781,7 +799,9 @@ int BPF_PROG(fs_file_receive, struct file *file, int ret)
  * pipes and sockets pass anyway (no path). Regular files and directories
  * only; block and memory devices are refused outright. An allow is
  * remembered per task for FD_CACHE_NS (fd_cached; SBX_FD_CACHE files at
- * once), so a read loop pays for one walk, not one per call.
+ * once), so a read loop pays for one walk, not one per call, and, where
+ * the task sits in its sandbox's cgroup, not even for finding its sandbox
+ * (fd_use_recent).
  */
 SEC("lsm/file_permission")
 int BPF_PROG(fs_file_permission, struct file *file, int mask, int ret)
@@ -800,6 +820,8 @@ int BPF_PROG(fs_file_permission, struct file *file, int mask, int ret)
 	if (type != S_IFREG && type != S_IFDIR && type != S_IFBLK && type != S_IFCHR)
 		return 0;
 	if (type == S_IFCHR && !mem_device(file))
+		return 0;
+	if (fd_use_recent(file, need))
 		return 0;
 	return judge_fd(file, need, SBX_EV_FD_USE);
 }

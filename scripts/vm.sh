@@ -289,7 +289,7 @@ main() {
 		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" ;;
 	bench)
 		# Every benchmark in one boot: more than a test run under TCG.
-		[ -n "${SBX_VM_TIMEOUT:-}" ] || VM_TIMEOUT=3600
+		[ -n "${SBX_VM_TIMEOUT:-}" ] || VM_TIMEOUT=5400
 		boot "${1:-6.12}" bench
 		tr -d '\r' <"$OUT/${1:-6.12}/results.txt"
 		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" &&

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "mappurge.h"
 #include "sbx.skel.h"
 #include "probe.skel.h"
 
@@ -886,53 +887,20 @@ int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, s
 	return loader__get_sandbox(l, *cgid, sb);
 }
 
-/* Delete every key of @fd whose bytes at @off are @id (a policy id, a cgroup id). */
-static int purge(int fd, size_t key_size, size_t off, const void *id, size_t id_len)
-{
-	char key[64], next[64];
-	char (*doomed)[64] = NULL;
-	size_t n = 0, cap = 0;
-	bool first = true;
-	int err = 0;
-
-	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
-		first = false;
-		memcpy(key, next, key_size);
-		if (memcmp(key + off, id, id_len))
-			continue;
-		if (n == cap) {
-			void *p = realloc(doomed, (cap = cap ? cap * 2 : 64) * sizeof(*doomed));
-
-			if (!p) {
-				free(doomed);
-				return -ENOMEM;
-			}
-			doomed = p;
-		}
-		memcpy(doomed[n++], key, key_size);
-	}
-	/* Deleted after the walk: deleting while walking restarts it. */
-	for (size_t i = 0; i < n; i++)
-		if (bpf_map_delete_elem(fd, doomed[i]) && errno != ENOENT && !err)
-			err = -errno;
-	free(doomed);
-	return err;
-}
-
 int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)
 {
-	int err = purge(l->fd[M_FS_RULES], sizeof(struct sbx_fs_key),
-			offsetof(struct sbx_fs_key, policy_id), &policy_id, sizeof(policy_id));
-	int err2 = purge(l->fd[M_NET_RULES], sizeof(struct sbx_net_key),
-			 offsetof(struct sbx_net_key, policy_id), &policy_id, sizeof(policy_id));
+	int err = map_purge(l->fd[M_FS_RULES], sizeof(struct sbx_fs_key),
+			    offsetof(struct sbx_fs_key, policy_id), &policy_id, sizeof(policy_id));
+	int err2 = map_purge(l->fd[M_NET_RULES], sizeof(struct sbx_net_key),
+			     offsetof(struct sbx_net_key, policy_id), &policy_id, sizeof(policy_id));
 
 	return err ?: err2;
 }
 
 int loader__purge_dns(struct sbx_loader *l, __u64 cgid)
 {
-	return purge(l->fd[M_DNS_ALLOW], sizeof(struct sbx_dns_key),
-		     offsetof(struct sbx_dns_key, sandbox_cgid), &cgid, sizeof(cgid));
+	return map_purge(l->fd[M_DNS_ALLOW], sizeof(struct sbx_dns_key),
+			 offsetof(struct sbx_dns_key, sandbox_cgid), &cgid, sizeof(cgid));
 }
 
 /* Entries in use and capacity of one map, for `status`. Counting walks the keys. */

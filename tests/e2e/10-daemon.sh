@@ -224,6 +224,9 @@ check_json nested/event-names-deciding-sandbox "$W/ev2.json" \
 	"any(.[]; .path == \"$W/w/g\" and .sandbox_cgroup_id == $(stat -c %i "$P") and .cgroup_id == $(stat -c %i "$P/child"))"
 sbx-bpf detach "$P/child"; sbx-bpf detach "$P"
 rmdir "$P/child" "$P" 2>/dev/null
+# Every sandbox is gone: so is every rule of every policy (map_purge).
+check detach/rules-purged "$(sbx-bpf status --json |
+	jq -r '[.maps.sandboxes.used, .maps.fs_rules.used, .maps.net_rules.used] | join(" ")')" "0 0 0"
 
 kill "$D" "$SYSLOG"; wait "$D" 2>/dev/null
 # The filtered watcher saw the daemon go.
