@@ -619,20 +619,27 @@ static __always_inline bool mem_device(struct file *file)
  */
 #define FD_CACHE_NS	(10 * 1000 * 1000ULL)
 
-/* The slot a file's uses are remembered in: struct files are cache-line aligned. */
-static __always_inline __u32 fd_slot(__u64 file)
+/*
+ * The entry remembering @file's use by this task, if any. The few entries
+ * are all looked at: a direct-mapped slot by address made files allocated
+ * 256 bytes apart (6.1's struct file) share one slot, so a loop over two
+ * files missed on every call.
+ */
+static __always_inline struct sbx_fd_seen *fd_entry(struct sbx_scratch *s, __u64 file)
 {
-	return (file >> 6) & (SBX_FD_CACHE - 1);
+	for (int i = 0; i < SBX_FD_CACHE; i++)
+		if (s->fd_seen[i].file == file)
+			return &s->fd_seen[i];
+	return NULL;
 }
 
 static __always_inline bool fd_cached(struct sbx_scratch *s, struct file *file, __u32 need,
 				      __u64 sandbox, __u64 now)
 {
-	struct sbx_fd_seen *c = &s->fd_seen[fd_slot(ptr_value(file))];
+	struct sbx_fd_seen *c = fd_entry(s, ptr_value(file));
 
-	return c->file == ptr_value(file) && c->dentry == ptr_value(file->f_path.dentry) &&
-	       c->mnt == ptr_value(file->f_path.mnt) && c->need == need &&
-	       c->sandbox == sandbox && now < c->until;
+	return c && c->dentry == ptr_value(file->f_path.dentry) && c->mnt == ptr_value(file->f_path.mnt) &&
+	       c->need == need && c->sandbox == sandbox && now < c->until;
 }
 
 /*
@@ -648,7 +655,7 @@ static __noinline int fd_use_recent(struct file *file, __u32 need)
 	if (!nr_sandboxes)
 		return 0;	/* judge_fd lets it go at once */
 	s = bpf_task_storage_get(&scratch, bpf_get_current_task_btf(), NULL, 0);
-	if (!s || s->fd_seen[fd_slot(ptr_value(file))].file != ptr_value(file))
+	if (!s)
 		return 0;
 	return fd_cached(s, file, need, bpf_get_current_cgroup_id(), bpf_ktime_get_ns());
 }
@@ -704,10 +711,21 @@ static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 nee
 	return !judge_select(j, 0);
 }
 
-/* The use fd_use_known() looked at was allowed: remember it (nothing else stays live across the walk). */
+/*
+ * The use fd_use_known() looked at was allowed: remember it (nothing else
+ * stays live across the walk), in the file's entry, else the one that
+ * expires first.
+ */
 static __always_inline void fd_use_remember(struct sbx_scratch *s)
 {
-	struct sbx_fd_seen *c = &s->fd_seen[fd_slot(s->fd_cand)];
+	struct sbx_fd_seen *c = fd_entry(s, s->fd_cand);
+
+	if (!c) {
+		c = &s->fd_seen[0];
+		for (int i = 1; i < SBX_FD_CACHE; i++)
+			if (s->fd_seen[i].until < c->until)
+				c = &s->fd_seen[i];
+	}
 
 	c->file = s->fd_cand;
 	c->dentry = s->fd_cand_dentry;

@@ -43,7 +43,7 @@ struct sbx_chain {
 };
 
 /* One allowed use of a descriptor, remembered for a short while (fs.bpf.c fd_cached). */
-#define SBX_FD_CACHE	4	/* a power of two */
+#define SBX_FD_CACHE	4	/* files a task remembers at once (all are looked at) */
 struct sbx_fd_seen {
 	__u64 file, dentry, mnt, sandbox, until;
 	__u32 need;
