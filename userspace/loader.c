@@ -209,21 +209,28 @@ int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, str
  * kernel makes the entry on the first violation, and no entry reads as
  * "unknown".
  */
-static void sandbox_stats_create(struct sbx_loader *l, __u64 cgid)
+static bool sandbox_stats_create(struct sbx_loader *l, __u64 cgid)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	void *zero = ncpu > 0 ? calloc(ncpu, sizeof(struct sbx_sandbox_stats)) : NULL;
+	bool made = zero && !bpf_map_update_elem(l->fd[M_SANDBOX_STATS], &cgid, zero, BPF_NOEXIST);
 
-	if (zero)
-		bpf_map_update_elem(l->fd[M_SANDBOX_STATS], &cgid, zero, BPF_NOEXIST);
 	free(zero);
+	return made;
 }
 
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
 {
-	sandbox_stats_create(l, cgid);
-	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_NOEXIST))
-		return -errno;
+	bool stats_made = sandbox_stats_create(l, cgid);
+	int err;
+
+	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_NOEXIST)) {
+		err = -errno;
+		/* No sandbox: none of its counters either (a full map would keep them forever). */
+		if (stats_made)
+			bpf_map_delete_elem(l->fd[M_SANDBOX_STATS], &cgid);
+		return err;
+	}
 	/* Other processes register sandboxes in the same (pinned) object: atomically. */
 	__atomic_add_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
 	return 0;
