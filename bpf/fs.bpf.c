@@ -59,9 +59,11 @@
  * Maps:
  *   sandboxes   cgroup id → policy id + flags; SBX_MAX_SANDBOXES entries.
  *   fs_rules    struct sbx_fs_key → struct sbx_fs_rule; SBX_MAX_FS_RULES.
- *   scratch     task storage: the event being built and the walk buffer.
- *               Task-local rather than per-CPU so a preempted program cannot
- *               have its buffer overwritten by another run on that CPU.
+ *   work        per-CPU slots of working memory: the event being built and
+ *               the walk buffer (sandbox.h struct sbx_scratch). A call claims
+ *               a slot and gives it back, so a preempted program cannot have
+ *               its buffer overwritten by another run on that CPU.
+ *   task_state  task storage: what a task's calls share (the descriptor cache).
  *   events      ring buffer of struct sbx_event, variable length (paths cut
  *               to their real size); a full buffer counts
  *               SBX_STAT_EVENTS_LOST, the verdict stands.
@@ -499,7 +501,7 @@ static __always_inline int judge_path(struct judge *j, int res, struct dentry *d
 /* A hook about one object: begin, resolve, judge. */
 static __always_inline int judge_one(struct dentry *d, struct vfsmount *mnt, __u32 op, __u32 need)
 {
-	struct judge j;
+	JUDGE(j);
 	int res;
 
 	res = judge_begin(&j);
@@ -512,7 +514,7 @@ static __always_inline int judge_one(struct dentry *d, struct vfsmount *mnt, __u
 /* The same for an open file (the hot path: file_open). */
 static __always_inline int judge_file(struct file *file, __u32 op, __u32 need)
 {
-	struct judge j;
+	JUDGE(j);
 	int res;
 
 	res = judge_begin(&j);
@@ -556,7 +558,7 @@ static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
 				     __u32 op, bool exchange)
 {
 	struct sbx_event *ev;
-	struct judge j;
+	JUDGE(j);
 	int r1, r2;
 	__u32 i;
 
@@ -591,7 +593,7 @@ static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
  */
 static __always_inline int deny_object(struct dentry *d, struct vfsmount *mnt, __u32 op, __u32 rule)
 {
-	struct judge j;
+	JUDGE(j);
 	int res;
 
 	res = judge_begin(&j);
@@ -625,18 +627,18 @@ static __always_inline bool mem_device(struct file *file)
  * 256 bytes apart (6.1's struct file) share one slot, so a loop over two
  * files missed on every call.
  */
-static __always_inline struct sbx_fd_seen *fd_entry(struct sbx_scratch *s, __u64 file)
+static __always_inline struct sbx_fd_seen *fd_entry(struct sbx_task *t, __u64 file)
 {
 	for (int i = 0; i < SBX_FD_CACHE; i++)
-		if (s->fd_seen[i].file == file)
-			return &s->fd_seen[i];
+		if (t->fd_seen[i].file == file)
+			return &t->fd_seen[i];
 	return NULL;
 }
 
-static __always_inline bool fd_cached(struct sbx_scratch *s, struct file *file, __u32 need,
+static __always_inline bool fd_cached(struct sbx_task *t, struct file *file, __u32 need,
 				      __u64 sandbox, __u64 now)
 {
-	struct sbx_fd_seen *c = fd_entry(s, ptr_value(file));
+	struct sbx_fd_seen *c = fd_entry(t, ptr_value(file));
 
 	return c && c->dentry == ptr_value(file->f_path.dentry) && c->mnt == ptr_value(file->f_path.mnt) &&
 	       c->need == need && c->sandbox == sandbox && now < c->until;
@@ -650,14 +652,14 @@ static __always_inline bool fd_cached(struct sbx_scratch *s, struct file *file, 
  */
 static __noinline int fd_use_recent(struct file *file, __u32 need)
 {
-	struct sbx_scratch *s;
+	struct sbx_task *t;
 
 	if (!nr_sandboxes)
 		return 0;	/* judge_fd lets it go at once */
-	s = bpf_task_storage_get(&scratch, bpf_get_current_task_btf(), NULL, 0);
-	if (!s)
+	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	if (!t)
 		return 0;
-	return fd_cached(s, file, need, bpf_get_current_cgroup_id(), bpf_ktime_get_ns());
+	return fd_cached(t, file, need, bpf_get_current_cgroup_id(), bpf_ktime_get_ns());
 }
 
 /* Is @file one of `run`'s stdin, stdout, stderr for the innermost sandbox @cgid? */
@@ -697,6 +699,7 @@ static __always_inline bool all_audit(struct judge *j)
 static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 need)
 {
 	struct sbx_scratch *s = j->s;
+	struct sbx_task *t;
 
 	s->fd_now = bpf_ktime_get_ns();
 	s->fd_inner = s->chain.cgid[(s->chain.n - 1) & (SBX_NEST_MAX - 1)];
@@ -704,7 +707,8 @@ static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 nee
 	s->fd_cand_dentry = ptr_value(file->f_path.dentry);
 	s->fd_cand_mnt = ptr_value(file->f_path.mnt);
 	s->fd_cand_need = need;
-	if (fd_cached(s, file, need, s->fd_inner, s->fd_now) || stdio_file(file, s->fd_inner) ||
+	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	if ((t && fd_cached(t, file, need, s->fd_inner, s->fd_now)) || stdio_file(file, s->fd_inner) ||
 	    all_audit(j))
 		return 1;
 	s->quiet_grants = 1;
@@ -714,17 +718,22 @@ static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 nee
 /*
  * The use fd_use_known() looked at was allowed: remember it (nothing else
  * stays live across the walk), in the file's entry, else the one that
- * expires first.
+ * expires first. In a frame of its own: the hook's stack, with the walk's
+ * calls on top, is as deep as 6.1's verifier allows.
  */
-static __always_inline void fd_use_remember(struct sbx_scratch *s)
+static __noinline void fd_use_remember(struct sbx_scratch *s)
 {
-	struct sbx_fd_seen *c = fd_entry(s, s->fd_cand);
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	struct sbx_fd_seen *c;
 
+	if (!t || !s)
+		return;	/* judge_begin made both: not gone, but the verifier cannot know */
+	c = fd_entry(t, s->fd_cand);
 	if (!c) {
-		c = &s->fd_seen[0];
+		c = &t->fd_seen[0];
 		for (int i = 1; i < SBX_FD_CACHE; i++)
-			if (s->fd_seen[i].until < c->until)
-				c = &s->fd_seen[i];
+			if (t->fd_seen[i].until < c->until)
+				c = &t->fd_seen[i];
 	}
 
 	c->file = s->fd_cand;
@@ -744,7 +753,7 @@ static __always_inline void fd_use_remember(struct sbx_scratch *s)
 static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
 {
 	__u32 op = (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, type;
-	struct judge j;
+	JUDGE(j);
 	int res;
 
 	res = judge_begin(&j);
@@ -779,13 +788,10 @@ static __always_inline __u32 file_need(struct file *file)
 	return need;
 }
 
-SEC("lsm/file_open")
-int BPF_PROG(fs_file_open, struct file *file, int ret)
+SBX_LSM(file_open, fs_file_open, struct file *file)
 {
 	__u32 need;
 
-	if (ret)
-		return ret;
 	need = file_need(file);
 	return need ? judge_fd(file, need, 0) : 0;
 }
@@ -796,13 +802,10 @@ int BPF_PROG(fs_file_open, struct file *file, int ret)
  * had opened it with the same access. Refused, it is not installed (the
  * receiver sees MSG_CTRUNC).
  */
-SEC("lsm/file_receive")
-int BPF_PROG(fs_file_receive, struct file *file, int ret)
+SBX_LSM(file_receive, fs_file_receive, struct file *file)
 {
 	__u32 need;
 
-	if (ret)
-		return ret;
 	need = file_need(file);
 	return need ? judge_fd(file, need, SBX_EV_FD_RECEIVED) : 0;
 }
@@ -821,13 +824,10 @@ int BPF_PROG(fs_file_receive, struct file *file, int ret)
  * the task sits in its sandbox's cgroup, not even for finding its sandbox
  * (fd_use_recent).
  */
-SEC("lsm/file_permission")
-int BPF_PROG(fs_file_permission, struct file *file, int mask, int ret)
+SBX_LSM(file_permission, fs_file_permission, struct file *file, int mask)
 {
 	__u32 need = 0, type;
 
-	if (ret)
-		return ret;
 	if (mask & MAY_READ)
 		need |= NEED_READ;
 	if (mask & (MAY_WRITE | MAY_APPEND))
@@ -845,101 +845,68 @@ int BPF_PROG(fs_file_permission, struct file *file, int mask, int ret)
 }
 
 
-SEC("lsm/path_mknod")
-int BPF_PROG(fs_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
-	     unsigned int dev, int ret)
+SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev)
 {
-	if (ret)
-		return ret;
 	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
 		/* A new device node would open any device under a writable name. */
 		return deny_object(dentry, dir->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
 	return judge_one(dentry, dir->mnt, SBX_OP_CREATE, NEED_WRITE);
 }
 
-SEC("lsm/path_mkdir")
-int BPF_PROG(fs_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
+SBX_LSM(path_mkdir, fs_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode)
 {
-	if (ret)
-		return ret;
 	return judge_one(dentry, dir->mnt, SBX_OP_MKDIR, NEED_WRITE);
 }
 
-SEC("lsm/path_rmdir")
-int BPF_PROG(fs_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+SBX_LSM(path_rmdir, fs_path_rmdir, const struct path *dir, struct dentry *dentry)
 {
-	if (ret)
-		return ret;
 	return judge_one(dentry, dir->mnt, SBX_OP_RMDIR, NEED_WRITE);
 }
 
-SEC("lsm/path_unlink")
-int BPF_PROG(fs_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+SBX_LSM(path_unlink, fs_path_unlink, const struct path *dir, struct dentry *dentry)
 {
-	if (ret)
-		return ret;
 	return judge_one(dentry, dir->mnt, SBX_OP_UNLINK, NEED_WRITE);
 }
 
-SEC("lsm/path_symlink")
-int BPF_PROG(fs_path_symlink, const struct path *dir, struct dentry *dentry,
-	     const char *old_name, int ret)
+SBX_LSM(path_symlink, fs_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name)
 {
-	if (ret)
-		return ret;
 	return judge_one(dentry, dir->mnt, SBX_OP_SYMLINK, NEED_WRITE);
 }
 
-SEC("lsm/path_link")
-int BPF_PROG(fs_path_link, struct dentry *old_dentry, const struct path *new_dir,
-	     struct dentry *new_dentry, int ret)
+SBX_LSM(path_link, fs_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry)
 {
-	if (ret)
-		return ret;
 	/* link(2) refuses to cross mounts before this hook: one mount for both. */
 	return judge_two(old_dentry, new_dir->mnt, new_dentry, new_dir->mnt, SBX_OP_LINK, false);
 }
 
-SEC("lsm/path_rename")
-int BPF_PROG(fs_path_rename, const struct path *old_dir, struct dentry *old_dentry,
-	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+SBX_LSM(path_rename, fs_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags)
 {
-	if (ret)
-		return ret;
 	return judge_two(old_dentry, old_dir->mnt, new_dentry, new_dir->mnt, SBX_OP_RENAME,
 			 flags & RENAME_EXCHANGE);
 }
 
-SEC("lsm/path_truncate")
-int BPF_PROG(fs_path_truncate, const struct path *path, int ret)
+SBX_LSM(path_truncate, fs_path_truncate, const struct path *path)
 {
-	if (ret)
-		return ret;
 	return judge_one(path->dentry, path->mnt, SBX_OP_TRUNCATE, NEED_WRITE);
 }
 
 /* 6.2+: ftruncate and open(O_TRUNC) come here instead; autoloaded only there. */
-SEC("lsm/file_truncate")
-int BPF_PROG(fs_file_truncate, struct file *file, int ret)
+SBX_LSM(file_truncate, fs_file_truncate, struct file *file)
 {
-	if (ret)
-		return ret;
 	return judge_file(file, SBX_OP_TRUNCATE, NEED_WRITE);
 }
 
-SEC("lsm/path_chmod")
-int BPF_PROG(fs_path_chmod, const struct path *path, umode_t mode, int ret)
+SBX_LSM(path_chmod, fs_path_chmod, const struct path *path, umode_t mode)
 {
-	if (ret)
-		return ret;
 	return judge_one(path->dentry, path->mnt, SBX_OP_CHMOD, NEED_WRITE);
 }
 
-SEC("lsm/path_chown")
-int BPF_PROG(fs_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
+SBX_LSM(path_chown, fs_path_chown, const struct path *path, __u64 uid, __u64 gid)
 {
-	if (ret)
-		return ret;
 	return judge_one(path->dentry, path->mnt, SBX_OP_CHOWN, NEED_WRITE);
 }
 
@@ -1039,7 +1006,7 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 {
 	struct super_block *sb = BPF_CORE_READ(d, d_sb);
 	struct sb_walk w = { .d = ptr_value(d) };
-	struct judge j;
+	JUDGE(j);
 	__u32 i;
 	int res;
 
@@ -1099,56 +1066,37 @@ static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *at
 	return judge_dentry(dentry, SBX_OP_UTIMES);
 }
 
-SEC("lsm/inode_setattr")
-int BPF_PROG(fs_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
+SBX_LSM(inode_setattr, fs_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr)
 {
-	if (ret)
-		return ret;
 	return judge_setattr(dentry, attr);
 }
 
-SEC("lsm/inode_setattr")
-int BPF_PROG(fs_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+SBX_LSM(inode_setattr, fs_inode_setattr, struct dentry *dentry, struct iattr *attr)
 {
-	if (ret)
-		return ret;
 	return judge_setattr(dentry, attr);
 }
 
 /* The first argument is a user namespace (6.1) or an idmap (6.3+): unused. */
-SEC("lsm/inode_setxattr")
-int BPF_PROG(fs_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
-	     const void *value, size_t size, int flags, int ret)
+SBX_LSM(inode_setxattr, fs_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags)
 {
-	if (ret)
-		return ret;
 	return judge_dentry(dentry, SBX_OP_SETXATTR);
 }
 
-SEC("lsm/inode_removexattr")
-int BPF_PROG(fs_inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+SBX_LSM(inode_removexattr, fs_inode_removexattr, void *idmap, struct dentry *dentry, const char *name)
 {
-	if (ret)
-		return ret;
 	return judge_dentry(dentry, SBX_OP_REMOVEXATTR);
 }
 
 /* 6.2+: POSIX ACLs no longer pass through the xattr hooks; autoloaded only there. */
-SEC("lsm/inode_set_acl")
-int BPF_PROG(fs_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
-	     void *kacl, int ret)
+SBX_LSM(inode_set_acl, fs_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     void *kacl)
 {
-	if (ret)
-		return ret;
 	return judge_dentry(dentry, SBX_OP_SETXATTR);
 }
 
-SEC("lsm/inode_remove_acl")
-int BPF_PROG(fs_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name,
-	     int ret)
+SBX_LSM(inode_remove_acl, fs_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name)
 {
-	if (ret)
-		return ret;
 	return judge_dentry(dentry, SBX_OP_REMOVEXATTR);
 }
 
@@ -1163,44 +1111,29 @@ static __always_inline int judge_namespace(__u32 op, const struct path *path)
 	return deny_object(path ? path->dentry : NULL, path ? path->mnt : NULL, op, SBX_RULE_NAMESPACE);
 }
 
-SEC("lsm/sb_mount")
-int BPF_PROG(fs_sb_mount, const char *dev_name, const struct path *path, const char *type,
-	     unsigned long flags, void *data, int ret)
+SBX_LSM(sb_mount, fs_sb_mount, const char *dev_name, const struct path *path, const char *type,
+	     unsigned long flags, void *data)
 {
-	if (ret)
-		return ret;
 	return judge_namespace(SBX_OP_MOUNT, path);
 }
 
-SEC("lsm/move_mount")
-int BPF_PROG(fs_move_mount, const struct path *from_path, const struct path *to_path, int ret)
+SBX_LSM(move_mount, fs_move_mount, const struct path *from_path, const struct path *to_path)
 {
-	if (ret)
-		return ret;
 	return judge_namespace(SBX_OP_MOUNT, to_path);
 }
 
-SEC("lsm/sb_umount")
-int BPF_PROG(fs_sb_umount, struct vfsmount *mnt, int flags, int ret)
+SBX_LSM(sb_umount, fs_sb_umount, struct vfsmount *mnt, int flags)
 {
-	if (ret)
-		return ret;
 	return deny_object(mnt->mnt_root, mnt, SBX_OP_UMOUNT, SBX_RULE_NAMESPACE);
 }
 
-SEC("lsm/sb_pivotroot")
-int BPF_PROG(fs_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
+SBX_LSM(sb_pivotroot, fs_sb_pivotroot, const struct path *old_path, const struct path *new_path)
 {
-	if (ret)
-		return ret;
 	return judge_namespace(SBX_OP_PIVOT_ROOT, new_path);
 }
 
-SEC("lsm/userns_create")
-int BPF_PROG(fs_userns_create, const struct cred *cred, int ret)
+SBX_LSM(userns_create, fs_userns_create, const struct cred *cred)
 {
-	if (ret)
-		return ret;
 	return judge_namespace(SBX_OP_USERNS, NULL);
 }
 
@@ -1233,7 +1166,7 @@ int BPF_PROG(fs_userns_create, const struct cred *cred, int ret)
 
 static __always_inline int deny_ioctl(__u32 op, __u32 cmd)
 {
-	struct judge j;
+	JUDGE(j);
 	int res;
 
 	res = judge_begin(&j);
@@ -1243,11 +1176,8 @@ static __always_inline int deny_ioctl(__u32 op, __u32 cmd)
 	return deny_err(&j, op, SBX_RULE_SYSTEM, -EPERM);
 }
 
-SEC("lsm/file_ioctl")
-int BPF_PROG(fs_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+SBX_LSM(file_ioctl, fs_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg)
 {
-	if (ret)
-		return ret;
 	switch (cmd) {
 	case TIOCSTI:
 	case TIOCLINUX:

@@ -122,7 +122,7 @@ struct dns_ports {
  * The resolver the current task's port-53 traffic goes to: that of the
  * innermost sandbox above it with one. Used by the LSM and the cgroup
  * programs alike (the steering runs for the caller's own cgroup: see
- * steered()), so both agree on where a query went.
+ * steerable()), so both agree on where a query went.
  */
 static __always_inline struct dns_ports current_resolver(void)
 {
@@ -293,13 +293,16 @@ static __always_inline int dns_allowed(__u64 sandbox_cgid, const struct net_targ
 	return 0;
 }
 
-/* Will this socket's port-53 traffic be steered to the resolver? */
-static __always_inline bool steered(const struct sbx_sandbox *sb, struct socket *sock,
-				    const struct net_target *t)
+/*
+ * Would this socket's port-53 traffic to @t be steered to the task's
+ * resolver (by a sandbox with domain rules)? Asked once per call, not per
+ * sandbox: the resolver lookup walks the task's cgroup levels.
+ */
+static __always_inline bool steerable(struct socket *sock, const struct net_target *t)
 {
 	__u16 proto, type;
 
-	if (t->port != DNS_PORT || !(sb->flags & SBX_SANDBOX_DNS) || !current_resolver().p4)
+	if (t->port != DNS_PORT || !current_resolver().p4)
 		return false;
 	/* What the cgroup programs rewrite: stream and datagram sockets (a raw one is not). */
 	type = BPF_CORE_READ(sock, type);
@@ -312,66 +315,128 @@ static __always_inline bool steered(const struct sbx_sandbox *sb, struct socket 
 	return BPF_CORE_READ(sock, sk, sk_cgrp_data.cgroup, kn, id) == bpf_get_current_cgroup_id();
 }
 
+/* What one sandbox of the chain says of a destination (judge_inet's first pass). */
+enum { NET_PASS, NET_GRANTED, NET_DENIED };
+
 /*
- * Judge an IPv4/IPv6 destination for @op. The verdict needs only map
- * lookups; the task's scratch memory (for the event) is taken on a denial.
+ * What sandbox @cgid's policy says of @t: NET_PASS, NET_GRANTED or
+ * NET_DENIED, with the rule and the name in @why. @steer: the traffic goes
+ * to the resolver (steerable()), which a sandbox with domain rules lets
+ * through. A global function: the verifier checks it once, on its own,
+ * instead of once per sandbox of the chain with every combination of the
+ * others' outcomes, which took socket_sendmsg to 86 % of its limit on 7.x.
+ */
+__noinline int sbx_inet_verdict(__u64 cgid, __u32 steer, struct net_target *t, struct net_why *why)
+{
+	struct sbx_sandbox *sb;
+	__u32 verdict;
+	int allowed;
+
+	if (!t || !why)
+		return NET_PASS;
+	why->rule = SBX_RULE_NET_DEFAULT;
+	why->domain_id = 0;
+	sb = bpf_map_lookup_elem(&sandboxes, &cgid);
+	if (!sb || (steer && (sb->flags & SBX_SANDBOX_DNS)))
+		return NET_PASS;
+	verdict = cidr_verdict(sb->policy_id, t, &why->rule);
+	if (verdict == SBX_NET_ALLOW)
+		return NET_PASS;
+	if (verdict != SBX_NET_DENY && (sb->flags & SBX_SANDBOX_NET_ALL))
+		return NET_PASS;
+	/* A deny rule of the policy wins over DNS answers and grants alike. */
+	allowed = verdict != SBX_NET_DENY ? dns_allowed(cgid, t, why) : 0;
+	if (allowed == 1)
+		return NET_PASS;
+	return allowed == 2 ? NET_GRANTED : NET_DENIED;
+}
+
+/* judge_inet's two passes share this: the verdicts of the first, what the second made of them. */
+struct inet_pass {
+	struct socket *sock;
+	struct net_target t;
+	__u32 op;
+	int res;				/* non-zero once an enforcing sandbox denied */
+	__u32 rule[SBX_NEST_MAX];
+	__u32 domain_id[SBX_NEST_MAX];
+	__u8 what[SBX_NEST_MAX];
+};
+
+/*
+ * bpf_loop callback, the second pass: the event of sandbox @i's verdict
+ * (a grant used, a denial), outermost first; an enforcing denial ends it.
+ * Apart from the verdicts, in a callback the verifier checks once: written
+ * into the loop, the events made 7.x's verifier walk every combination of
+ * the four sandboxes' outcomes, close to its limit.
+ */
+static long inet_report(__u32 i, void *ctx)
+{
+	struct inet_pass *p = ctx;
+	__u32 k = i & (SBX_NEST_MAX - 1);
+	JUDGE(j);
+	int res;
+
+	if (p->what[k] == NET_PASS)
+		return 0;
+	res = judge_begin(&j);
+	if (p->what[k] == NET_GRANTED) {
+		/* The grant's use is reported; without memory for the event it still allows. */
+		if (res > 0 && judge_select(&j, k)) {
+			event_net(&j, p->sock, &p->t);
+			emit(&j, p->op, SBX_VERDICT_GRANTED, p->rule[k], 0);
+		}
+		return 0;
+	}
+	if (res <= 0) {
+		p->res = res;
+		return 1;
+	}
+	if (!judge_select(&j, k))
+		return 0;	/* that sandbox went meanwhile */
+	j.s->ev.domain_id = p->domain_id[k];
+	event_net(&j, p->sock, &p->t);
+	p->res = deny(&j, p->op, p->rule[k]);
+	return p->res ? 1 : 0;
+}
+
+/*
+ * Judge an IPv4/IPv6 destination for @op. The verdicts need only map
+ * lookups (first pass); work memory, for the events, is taken only for
+ * what is to be reported (second pass, inet_report).
  */
 static __always_inline int judge_inet(struct socket *sock, const struct net_target *t, __u32 op)
 {
+	struct inet_pass p = { .sock = sock, .t = *t, .op = op };
 	struct sbx_chain c;
-	struct sbx_sandbox *sb;
-	struct judge j;
-	__u32 i, verdict;
-	int res, allowed;
+	__u32 i, steer, report = 0;
+	int what;
 
 	if (!current_chain(&c))
 		return 0;
+	steer = steerable(sock, t);
 	for (i = 0; i < SBX_NEST_MAX; i++) {
-		struct net_why why = { .rule = SBX_RULE_NET_DEFAULT };
+		struct net_why why;
 
 		if (i >= c.n)
 			break;
-		sb = bpf_map_lookup_elem(&sandboxes, &c.cgid[i & (SBX_NEST_MAX - 1)]);
-		if (!sb || steered(sb, sock, t))
+		what = sbx_inet_verdict(c.cgid[i & (SBX_NEST_MAX - 1)], steer, &p.t, &why);
+		if (what != NET_GRANTED && what != NET_DENIED)
 			continue;
-		verdict = cidr_verdict(sb->policy_id, t, &why.rule);
-		if (verdict == SBX_NET_ALLOW)
-			continue;
-		if (verdict != SBX_NET_DENY && (sb->flags & SBX_SANDBOX_NET_ALL))
-			continue;
-		/* A deny rule of the policy wins over DNS answers and grants alike. */
-		allowed = verdict != SBX_NET_DENY ? dns_allowed(c.cgid[i & (SBX_NEST_MAX - 1)], t, &why) : 0;
-		if (allowed == 1)
-			continue;
-		if (allowed == 2) {
-			/* The grant's use is reported; without memory for the event it still allows. */
-			if (judge_begin(&j) > 0 && judge_select(&j, i)) {
-				event_net(&j, sock, t);
-				emit(&j, op, SBX_VERDICT_GRANTED, why.rule, 0);
-			}
-			continue;
-		}
-		res = judge_begin(&j);
-		if (res <= 0)
-			return res;
-		if (!judge_select(&j, i))
-			continue;
-		j.s->ev.domain_id = why.domain_id;
-		event_net(&j, sock, t);
-		res = deny(&j, op, why.rule);
-		if (res)
-			return res;
+		p.what[i & (SBX_NEST_MAX - 1)] = what;
+		p.rule[i & (SBX_NEST_MAX - 1)] = why.rule;
+		p.domain_id[i & (SBX_NEST_MAX - 1)] = why.domain_id;
+		report = i + 1;
 	}
-	return c.overflow ? -EACCES : 0;
+	if (report)
+		bpf_loop(report, inet_report, &p, 0);
+	/* Every refusal here is -EACCES (deny, or no memory to judge with); said so for the verifier. */
+	return p.res || c.overflow ? -EACCES : 0;
 }
 
-SEC("lsm/socket_connect")
-int BPF_PROG(net_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+SBX_LSM(socket_connect, net_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen)
 {
 	struct net_target t;
 
-	if (ret)
-		return ret;
 	if (!read_inet(address, addrlen, 0, INET_DEST, &t))
 		return 0;	/* unix: judged on the peer (below); AF_UNSPEC: a disconnect */
 	return judge_inet(sock, &t, SBX_OP_CONNECT);
@@ -411,16 +476,15 @@ static __always_inline bool to_resolver(struct socket *sock)
 	return BPF_CORE_READ(sk, skc_daddr) == bpf_htonl(LOOPBACK4) || dport == r.p6;
 }
 
-SEC("lsm/socket_sendmsg")
-int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+SBX_LSM(socket_sendmsg, net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
 {
 	struct net_target t;
 	__u16 proto;
 	void *name;
-	int len;
+	int len, res;
 
-	if (ret || !nr_sandboxes)
-		return ret;
+	if (!nr_sandboxes)
+		return 0;
 	name = BPF_CORE_READ(msg, msg_name);
 	len = BPF_CORE_READ(msg, msg_namelen);
 	if (!name || !len ||
@@ -436,10 +500,10 @@ int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 	if ((proto == IPPROTO_TCP || proto == IPPROTO_MPTCP) &&
 	    !(BPF_CORE_READ(msg, msg_flags) & MSG_FASTOPEN))
 		return 0;
-	ret = judge_inet(sock, &t, SBX_OP_SENDTO);
-	if (!ret && t.port == DNS_PORT && current_resolver().p4)
+	res = judge_inet(sock, &t, SBX_OP_SENDTO);
+	if (!res && t.port == DNS_PORT && current_resolver().p4)
 		note_dns_client(sock);	/* bound after the first send; later ones are attributed */
-	return ret;
+	return res;
 }
 
 /*
@@ -466,7 +530,7 @@ int BPF_PROG(net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int si
 static __always_inline int judge_flag(struct socket *sock, __u32 flag, __u32 op, __u32 rule,
 				      const struct net_target *t)
 {
-	struct judge j;
+	JUDGE(j);
 	int res;
 
 	res = judge_begin(&j);
@@ -475,15 +539,14 @@ static __always_inline int judge_flag(struct socket *sock, __u32 flag, __u32 op,
 	return deny_unless_flag(&j, flag, op, rule, if (t) event_net(&j, sock, t));
 }
 
-SEC("lsm/socket_bind")
-int BPF_PROG(net_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+SBX_LSM(socket_bind, net_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen)
 {
 	struct net_target t;
 	char first = 1;
 	__u16 family = 0;
 
-	if (ret || !nr_sandboxes)
-		return ret;
+	if (!nr_sandboxes)
+		return 0;
 	if (read_inet(address, addrlen, BPF_CORE_READ(sock, sk, __sk_common.skc_family), INET_LOCAL, &t))
 		return t.port ? judge_flag(sock, SBX_SANDBOX_LOCAL_BIND, SBX_OP_BIND, SBX_RULE_LOCAL_BIND, &t) : 0;
 	bpf_probe_read_kernel(&family, sizeof(family), address);
@@ -496,13 +559,12 @@ int BPF_PROG(net_socket_bind, struct socket *sock, struct sockaddr *address, int
 			  SBX_RULE_ABSTRACT, NULL);
 }
 
-SEC("lsm/socket_listen")
-int BPF_PROG(net_socket_listen, struct socket *sock, int backlog, int ret)
+SBX_LSM(socket_listen, net_socket_listen, struct socket *sock, int backlog)
 {
 	struct net_target t = {};
 
-	if (ret || !nr_sandboxes)
-		return ret;
+	if (!nr_sandboxes)
+		return 0;
 	t.family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
 	if (t.family != AF_INET && t.family != AF_INET6)
 		return 0;
@@ -510,14 +572,13 @@ int BPF_PROG(net_socket_listen, struct socket *sock, int backlog, int ret)
 	return judge_flag(sock, SBX_SANDBOX_LOCAL_BIND, SBX_OP_LISTEN, SBX_RULE_LOCAL_BIND, &t);
 }
 
-SEC("lsm/socket_create")
-int BPF_PROG(net_socket_create, int family, int type, int protocol, int kern, int ret)
+SBX_LSM(socket_create, net_socket_create, int family, int type, int protocol, int kern)
 {
-	struct judge j;
+	JUDGE(j);
 	int res, t = type & SOCK_TYPE_MASK;
 
-	if (ret || kern || !nr_sandboxes)
-		return ret;
+	if (kern || !nr_sandboxes)
+		return 0;
 	if (family == AF_UNIX || family == AF_NETLINK || family == AF_ALG)
 		return 0;
 	if ((family == AF_INET || family == AF_INET6) && t != SOCK_RAW && t != SOCK_PACKET)
@@ -539,16 +600,15 @@ int BPF_PROG(net_socket_create, int family, int type, int protocol, int kern, in
  * implicit associations, per-message peers). IPv4/IPv6 sockets keep to the
  * protocols the hooks above judge completely.
  */
-SEC("lsm/socket_post_create")
-int BPF_PROG(net_socket_post_create, struct socket *sock, int family, int type, int protocol,
-	     int kern, int ret)
+SBX_LSM(socket_post_create, net_socket_post_create, struct socket *sock, int family, int type, int protocol,
+	     int kern)
 {
-	struct judge j;
+	JUDGE(j);
 	__u16 proto;
 	int res;
 
-	if (ret || kern || !nr_sandboxes || (family != AF_INET && family != AF_INET6))
-		return ret;
+	if (kern || !nr_sandboxes || (family != AF_INET && family != AF_INET6))
+		return 0;
 	proto = BPF_CORE_READ(sock, sk, sk_protocol);
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE ||
 	    proto == IPPROTO_MPTCP || proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)
@@ -609,7 +669,7 @@ static __always_inline int judge_unix(struct sock *peer, __u32 op)
 	struct unix_sock *u = (struct unix_sock *)peer;
 	struct unix_address *addr;
 	struct dentry *d;
-	struct judge j;
+	JUDGE(j);
 	__u64 peer_cg;
 	__u32 i, rule;
 	int res, walk;
@@ -644,19 +704,17 @@ static __always_inline int judge_unix(struct sock *peer, __u32 op)
 	return 0;
 }
 
-SEC("lsm/unix_stream_connect")
-int BPF_PROG(net_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk, int ret)
+SBX_LSM(unix_stream_connect, net_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk)
 {
-	if (ret || !nr_sandboxes)
-		return ret;
+	if (!nr_sandboxes)
+		return 0;
 	return judge_unix(other, SBX_OP_CONNECT);
 }
 
-SEC("lsm/unix_may_send")
-int BPF_PROG(net_unix_may_send, struct socket *sock, struct socket *other, int ret)
+SBX_LSM(unix_may_send, net_unix_may_send, struct socket *sock, struct socket *other)
 {
-	if (ret || !nr_sandboxes)
-		return ret;
+	if (!nr_sandboxes)
+		return 0;
 	return judge_unix(BPF_CORE_READ(other, sk), SBX_OP_SENDTO);
 }
 

@@ -20,6 +20,60 @@
 #define SBX_SHARED extern
 #endif
 
+/*
+ * SBX_LSM(hook, name, args...): the program @name on LSM hook @hook, taking
+ * @args exactly as the kernel declares the hook.
+ *
+ * Prototypes differ between kernels (a hook gains or loses an argument, even
+ * in a stable point release), and a program that reads a slot the running
+ * kernel's hook does not have is refused by the verifier, or worse, reads
+ * the wrong value. So the argument list is also recorded in the object's
+ * BTF, as the type of the variable sbx_hook__<name> in section .sbx.hooks
+ * (libbpf skips that section: nothing of it is loaded), and the loader keeps,
+ * of the programs on one hook, the variant whose list matches the running
+ * kernel's bpf_lsm_<hook> (userspace/hooks.c). A hook without a match is
+ * named, never loaded with a guess.
+ *
+ * No trailing `int ret`: a BPF-LSM program runs only while every program
+ * before it on the hook returned 0 (the trampoline stops at the first
+ * non-zero return), so it is always 0; and the slot past the last argument
+ * is exactly what moves when a hook gains one.
+ */
+#define SBX_LSM(hook, name, args...)						\
+	__attribute__((used, section(".sbx.hooks")))				\
+	static int (*const sbx_hook__##name)(args);				\
+	static __always_inline int ____##name(unsigned long long *ctx, ##args);	\
+	SEC("lsm/" #hook) int name(unsigned long long *ctx)			\
+	{									\
+		_Pragma("GCC diagnostic push")					\
+		_Pragma("GCC diagnostic ignored \"-Wint-conversion\"")		\
+		return lsm_verdict(____##name(___bpf_ctx_cast(args)));		\
+		_Pragma("GCC diagnostic pop")					\
+	}									\
+	static __always_inline int ____##name(unsigned long long *ctx, ##args)
+
+/*
+ * What every SBX_LSM program returns: 0, or an errno in [-4095, -1] that
+ * the verifier can see is one. 6.12.117 and 7.x refuse a program whose
+ * return value they cannot bound to that range, and the compiler writes
+ * `res ? -EPERM : 0` as a negation, which 6.12's verifier does not follow.
+ * The barriers keep the compiler from folding the two checks (or dropping
+ * them as always true); a value out of range, which none of ours is,
+ * denies.
+ */
+static __always_inline int lsm_verdict(int verdict)
+{
+	long ret = verdict;	/* compared and returned in one 64-bit register, as the verifier sees it */
+
+	asm volatile("" : "+r"(ret));
+	if (ret > 0)
+		ret = -1;
+	asm volatile("" : "+r"(ret));
+	if (ret < -4095)
+		ret = -1;
+	return ret;
+}
+
 #define EPERM		1
 #define EACCES		13
 #define EINVAL		22
@@ -50,6 +104,14 @@ struct sbx_fd_seen {
 	__u32 pad;
 };
 
+/*
+ * The working memory of one judging hook call: the event being built, the
+ * walk buffer, the chain. 17 KiB: more than 7.x's task storage allocates
+ * (its values must stay under 8 KiB), so it is per-CPU (map `work`), in
+ * SBX_WORK_SLOTS slots that calls claim and give back (judge_begin,
+ * judge_end): a call preempted while judging keeps its slot, and the next
+ * call on that CPU takes another, so none overwrites another's buffers.
+ */
 struct sbx_scratch {
 	struct sbx_event ev;
 	struct walk_buf walk;
@@ -59,12 +121,27 @@ struct sbx_scratch {
 	struct fs_verdict verdict;	/* fs.bpf.c match_one's */
 	__u32 emitted;		/* records emit() was asked for since the hook reset it */
 	__u32 quiet_grants;	/* grants allow without an event (a descriptor's use: its open told) */
-	/* Descriptor uses recently allowed (fs.bpf.c file_permission), by file. */
-	struct sbx_fd_seen fd_seen[SBX_FD_CACHE];
-	__u64 fd_now, fd_inner;	/* the use being judged: when, its innermost sandbox, */
+	__u64 fd_now, fd_inner;	/* the descriptor use being judged: when, its innermost sandbox, */
 	__u64 fd_cand, fd_cand_dentry, fd_cand_mnt;	/* its file */
 	__u32 fd_cand_need;
+	__u32 slot;		/* which slot this is, + 1 (work_claim) */
+	__u32 prev_slot;	/* the task's slot before this call claimed it (a nested call's: LIFO) */
 };
+
+/*
+ * What outlives one hook call, per sandboxed task (task storage, small):
+ * descriptor uses recently allowed (fs.bpf.c file_permission), and which
+ * work slot the task's innermost judging call holds (for the bpf_loop
+ * callbacks, which reach scratch memory only through the task).
+ */
+struct sbx_task {
+	struct sbx_fd_seen fd_seen[SBX_FD_CACHE];
+	__u32 slot;		/* that slot + 1; 0: none */
+	__u32 pad;
+};
+
+/* Judging calls at once on one CPU (preempted or nested); one more fails closed. */
+#define SBX_WORK_SLOTS	4
 
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,8 +162,23 @@ SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
+	__type(value, struct sbx_task);
+} task_state SEC(".maps");
+
+SBX_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SBX_WORK_SLOTS);
+	__type(key, __u32);
 	__type(value, struct sbx_scratch);
-} scratch SEC(".maps");
+} work SEC(".maps");
+
+/* Per CPU: which work slots are claimed (bit i: slot i). */
+SBX_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);	/* 64 bits: the atomic or/and the default BPF ISA has */
+} work_busy SEC(".maps");
 
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -228,12 +320,121 @@ static __noinline bool current_chain_n(void)
 	return false;
 }
 
-/* Everything one hook invocation works with. */
+/*
+ * Everything one hook invocation works with. 24 bytes, as before work
+ * slots: two judges live at once on file_open's deepest path, whose frames
+ * then fill the verifier's 512-byte stack exactly (6.1); what a slot needs
+ * to be given back is in the slot (struct sbx_scratch slot, prev_slot).
+ */
 struct judge {
 	struct sbx_sandbox *sb;		/* the sandbox being judged for (one of s->chain) */
 	__u64 sandbox_cgid;
-	struct sbx_scratch *s;
+	struct sbx_scratch *s;		/* this call's work slot; NULL: none claimed */
 };
+
+/*
+ * Give work slot @s back (the task's slot to what it was before). A
+ * function of its own: its stack is not added to the hook's, which is as
+ * deep as the verifier allows on 6.1.
+ */
+static __noinline void work_put(struct sbx_scratch *s)
+{
+	struct sbx_task *t;
+	__u32 zero = 0;
+	__u64 *busy;
+
+	if (!s)
+		return;
+	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	if (t)
+		t->slot = s->prev_slot;
+	busy = bpf_map_lookup_elem(&work_busy, &zero);
+	if (busy)
+		__sync_fetch_and_and(busy, ~(1ULL << ((s->slot - 1) & 63)));
+}
+
+/*
+ * A judge gives its work slot back whenever it goes out of scope, on every
+ * return path of the function that declared it: JUDGE(j) declares one.
+ */
+static __always_inline void judge_end(struct judge *j)
+{
+	if (j->s)
+		work_put(j->s);
+}
+
+#define JUDGE(j)	struct judge j __attribute__((cleanup(judge_end))) = { .s = NULL }
+
+/*
+ * Claim a free work slot of this CPU: its index + 1, or 0 when all are
+ * taken. A global function: the verifier checks it once, on its own, and
+ * its callers see one unknown number, not one path per slot (judge_inet's
+ * loop would otherwise multiply them past the verifier's limit). One try
+ * per slot, written out: as a loop, the atomic's unknown result makes 7.x's
+ * verifier see a loop going nowhere.
+ */
+#ifdef SBX_DEFINE_MAPS
+__noinline int sbx_work_pick(__u64 *busy)
+{
+	if (!busy)
+		return 0;
+	_Static_assert(SBX_WORK_SLOTS == 4, "sbx_work_pick tries each slot");
+	if (!(__sync_fetch_and_or(busy, 1ULL) & 1ULL))
+		return 1;
+	if (!(__sync_fetch_and_or(busy, 2ULL) & 2ULL))
+		return 2;
+	if (!(__sync_fetch_and_or(busy, 4ULL) & 4ULL))
+		return 3;
+	if (!(__sync_fetch_and_or(busy, 8ULL) & 8ULL))
+		return 4;
+	return 0;
+}
+#else
+extern int sbx_work_pick(__u64 *busy);
+#endif
+
+/*
+ * The task's state (made on its first judged call) and a free work slot of
+ * this CPU for it: NULL when all are taken, or no memory. A function of its
+ * own, for the same reason as work_put().
+ */
+static __noinline struct sbx_scratch *work_get(void)
+{
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u32 zero = 0, i;
+	__u64 *busy = bpf_map_lookup_elem(&work_busy, &zero);
+	struct sbx_scratch *s;
+	int slot;
+
+	if (!t || !busy)
+		return NULL;
+	slot = sbx_work_pick(busy);
+	if (slot <= 0 || slot > SBX_WORK_SLOTS)
+		return NULL;
+	i = slot - 1;
+	s = bpf_map_lookup_elem(&work, &i);
+	if (!s) {
+		__sync_fetch_and_and(busy, ~(1ULL << (i & 63)));
+		return NULL;
+	}
+	s->slot = slot;
+	s->prev_slot = t->slot;
+	t->slot = slot;
+	return s;
+}
+
+/* The work slot of the current task's innermost judging call, for bpf_loop callbacks; NULL if none. */
+static __always_inline struct sbx_scratch *current_work(void)
+{
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	__u32 i;
+
+	if (!t || !t->slot)
+		return NULL;
+	i = t->slot - 1;
+	return bpf_map_lookup_elem(&work, &i);
+}
 
 /* Make the @i-th sandbox of the chain the one judged for. False if it went meanwhile. */
 static __always_inline bool judge_select(struct judge *j, __u32 i)
@@ -245,16 +446,22 @@ static __always_inline bool judge_select(struct judge *j, __u32 i)
 	return j->sb != NULL;
 }
 
+/* Task state and a work slot for @j, unless it has them (a second judge_begin: the same slot). */
+static __always_inline bool judge_memory(struct judge *j)
+{
+	if (!j->s)
+		j->s = work_get();
+	return j->s != NULL;
+}
+
 /* 1: sandboxed, go on judging; 0: not sandboxed; -EACCES: cannot judge (no memory). */
 static __always_inline int judge_begin(struct judge *j)
 {
-	/* Scratch memory only for sandboxed tasks: look before creating it. */
+	/* Task state and working memory only for sandboxed tasks: look before creating them. */
 	if (!current_chain_n())
 		return 0;
-	j->s = bpf_task_storage_get(&scratch, bpf_get_current_task_btf(), NULL,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!j->s) {
-		/* No memory to judge with: fail closed; the lost event is counted. */
+	if (!judge_memory(j)) {
+		/* No memory to judge with (or every slot of this CPU taken): fail closed; the lost event is counted. */
 		stat_inc(SBX_STAT_DENIED);
 		stat_inc(SBX_STAT_EVENTS_LOST);
 		return -EACCES;
@@ -311,7 +518,7 @@ struct key_ctx {
 static long key_word(__u32 i, void *ctx)
 {
 	struct key_ctx *c = ctx;
-	struct sbx_scratch *s = bpf_task_storage_get(&scratch, bpf_get_current_task_btf(), NULL, 0);
+	struct sbx_scratch *s = current_work();
 	__u32 at = c->at, left;
 	__u64 w;
 

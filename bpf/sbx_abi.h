@@ -256,7 +256,7 @@ enum sbx_op {
 	SBX_OP_SCHED,		/* nice, ioprio, scheduler, rlimits, memory moves of a target */
 	SBX_OP_BPF,		/* bpf(2): arg = the command */
 	SBX_OP_KERNEL_LOAD,	/* modules, kexec, firmware: arg = SBX_LOAD_*; path: module name */
-	SBX_OP_PERF,		/* perf_event_open: arg = the attr type */
+	SBX_OP_PERF,		/* perf_event_open: arg = the attr type, or SBX_PERF_ACCESS | access */
 	SBX_OP_CAPABILITY,	/* a host-administration capability: arg = CAP_* */
 	SBX_OP_TTY,		/* typing into a terminal (TIOCSTI, TIOCLINUX): arg = the ioctl */
 	SBX_OP_CLONE_CGROUP,	/* clone3(CLONE_INTO_CGROUP): a child born in another cgroup */
@@ -277,6 +277,12 @@ enum sbx_op {
 #define SBX_LOAD_POLICY		5
 #define SBX_LOAD_X509		6
 #define SBX_LOAD_FROM_MEMORY	0x80u
+/*
+ * SBX_OP_PERF on kernels whose hook gets no attributes (6.12.117+, 7.x): arg
+ * is this bit plus what was asked for, 0 open, 1 cpu, 2 kernel, 3 tracepoint
+ * (the kernel's PERF_SECURITY_*).
+ */
+#define SBX_PERF_ACCESS		0x80000000u
 #define SBX_LOAD_MODULE_REQUEST	0x100u
 
 enum sbx_verdict {

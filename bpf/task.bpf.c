@@ -109,7 +109,7 @@ static __always_inline void note_target(struct judge *j, struct task_struct *t)
  */
 static __always_inline int judge_task(struct task_struct *t, __u32 op, __u32 arg, bool quiet)
 {
-	struct judge j;
+	JUDGE(j);
 	__u32 i;
 	int res;
 
@@ -135,7 +135,7 @@ static __always_inline int judge_task(struct task_struct *t, __u32 op, __u32 arg
 /* @op is refused to every sandboxed task; @name (may be NULL) goes in the event's path. */
 static __always_inline int judge_named(__u32 op, __u32 arg, const char *name, __u32 rule)
 {
-	struct judge j;
+	JUDGE(j);
 	int res;
 
 	res = judge_begin(&j);
@@ -159,69 +159,44 @@ static __always_inline int judge_task_rule(__u32 op, __u32 arg, __u32 rule)
 	return judge_named(op, arg, NULL, rule);
 }
 
-SEC("lsm/ptrace_access_check")
-int BPF_PROG(task_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+SBX_LSM(ptrace_access_check, task_ptrace_access_check, struct task_struct *child, unsigned int mode)
 {
-	if (ret)
-		return ret;
 	return judge_task(child, SBX_OP_PTRACE, mode, mode & PTRACE_MODE_NOAUDIT);
 }
 
-SEC("lsm/ptrace_traceme")
-int BPF_PROG(task_ptrace_traceme, struct task_struct *parent, int ret)
+SBX_LSM(ptrace_traceme, task_ptrace_traceme, struct task_struct *parent)
 {
-	if (ret)
-		return ret;
 	return judge_task(parent, SBX_OP_PTRACE, 0, false);
 }
 
-SEC("lsm/task_kill")
-int BPF_PROG(task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
-	     const struct cred *cred, int ret)
+SBX_LSM(task_kill, task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
+	     const struct cred *cred)
 {
-	if (ret)
-		return ret;
 	return judge_task(p, SBX_OP_SIGNAL, sig, false);
 }
 
-SEC("lsm/task_setnice")
-int BPF_PROG(task_setnice, struct task_struct *p, int nice, int ret)
+SBX_LSM(task_setnice, task_setnice, struct task_struct *p, int nice)
 {
-	if (ret)
-		return ret;
 	return judge_task(p, SBX_OP_SCHED, 0, false);
 }
 
-SEC("lsm/task_setioprio")
-int BPF_PROG(task_setioprio, struct task_struct *p, int ioprio, int ret)
+SBX_LSM(task_setioprio, task_setioprio, struct task_struct *p, int ioprio)
 {
-	if (ret)
-		return ret;
 	return judge_task(p, SBX_OP_SCHED, 0, false);
 }
 
-SEC("lsm/task_setscheduler")
-int BPF_PROG(task_setscheduler, struct task_struct *p, int ret)
+SBX_LSM(task_setscheduler, task_setscheduler, struct task_struct *p)
 {
-	if (ret)
-		return ret;
 	return judge_task(p, SBX_OP_SCHED, 0, false);
 }
 
-SEC("lsm/task_setrlimit")
-int BPF_PROG(task_setrlimit, struct task_struct *p, unsigned int resource, struct rlimit *new_rlim,
-	     int ret)
+SBX_LSM(task_setrlimit, task_setrlimit, struct task_struct *p, unsigned int resource, struct rlimit *new_rlim)
 {
-	if (ret)
-		return ret;
 	return judge_task(p, SBX_OP_SCHED, resource, false);
 }
 
-SEC("lsm/task_movememory")
-int BPF_PROG(task_movememory, struct task_struct *p, int ret)
+SBX_LSM(task_movememory, task_movememory, struct task_struct *p)
 {
-	if (ret)
-		return ret;
 	return judge_task(p, SBX_OP_SCHED, 0, false);
 }
 
@@ -231,14 +206,11 @@ int BPF_PROG(task_movememory, struct task_struct *p, int ret)
  * that root always passes. Only the caller itself (or nobody) may own a
  * descriptor; F_SETOWN_EX's owner is in user memory, so it is refused.
  */
-SEC("lsm/file_fcntl")
-int BPF_PROG(task_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+SBX_LSM(file_fcntl, task_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	int owner = (int)arg;
 
-	if (ret)
-		return ret;
 	if (cmd == F_SETOWN && (owner == 0 || owner == (int)(id >> 32) || owner == (int)(__u32)id))
 		return 0;
 	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
@@ -255,66 +227,66 @@ int BPF_PROG(task_file_fcntl, struct file *file, unsigned int cmd, unsigned long
  */
 #define CLONE_INTO_CGROUP	0x200000000ULL
 
-SEC("lsm/task_alloc")
-int BPF_PROG(task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
+SBX_LSM(task_alloc, task_alloc, struct task_struct *task, unsigned long clone_flags)
 {
-	if (ret)
-		return ret;
 	if (!(clone_flags & CLONE_INTO_CGROUP))
 		return 0;
 	return judge_task_rule(SBX_OP_CLONE_CGROUP, 0, SBX_RULE_TASK);
 }
 
-SEC("lsm/bpf")
-int BPF_PROG(task_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+/*
+ * Two prototypes: 7.x added `kernel` (the command comes from a BPF program,
+ * e.g. a light skeleton's loader, not from user space). Both are refused:
+ * a sandboxed task has no business loading such a program either.
+ */
+SBX_LSM(bpf, task_bpf, int cmd, union bpf_attr *attr, unsigned int size)
 {
-	if (ret)
-		return ret;
 	return judge_system(SBX_OP_BPF, cmd, NULL);
 }
 
-SEC("lsm/kernel_module_request")
-int BPF_PROG(task_kernel_module_request, char *kmod_name, int ret)
+SBX_LSM(bpf, task_bpf_kernel, int cmd, union bpf_attr *attr, unsigned int size, bool kernel)
 {
-	if (ret)
-		return ret;
+	return judge_system(SBX_OP_BPF, cmd, NULL);
+}
+
+SBX_LSM(kernel_module_request, task_kernel_module_request, char *kmod_name)
+{
 	return judge_system(SBX_OP_KERNEL_LOAD, SBX_LOAD_MODULE_REQUEST, kmod_name);
 }
 
-SEC("lsm/kernel_read_file")
-int BPF_PROG(task_kernel_read_file, struct file *file, int id, bool contents, int ret)
+SBX_LSM(kernel_read_file, task_kernel_read_file, struct file *file, int id, bool contents)
 {
-	if (ret)
-		return ret;
 	return judge_system(SBX_OP_KERNEL_LOAD, id, NULL);
 }
 
-SEC("lsm/kernel_load_data")
-int BPF_PROG(task_kernel_load_data, int id, bool contents, int ret)
+SBX_LSM(kernel_load_data, task_kernel_load_data, int id, bool contents)
 {
-	if (ret)
-		return ret;
 	return judge_system(SBX_OP_KERNEL_LOAD, id | SBX_LOAD_FROM_MEMORY, NULL);
 }
 
-SEC("lsm/perf_event_open")
-int BPF_PROG(task_perf_event_open, struct perf_event_attr *attr, int type, int ret)
+/*
+ * Two prototypes: 6.1 passes the event's attributes (the event names their
+ * type: hardware, software, tracepoint…); the stable point releases from
+ * 6.12.117 on, and 7.x, pass only the access asked for (open, cpu, kernel,
+ * tracepoint), which the event names instead (SBX_PERF_ACCESS).
+ */
+SBX_LSM(perf_event_open, task_perf_event_open, int type)
 {
-	if (ret)
-		return ret;
+	return judge_system(SBX_OP_PERF, SBX_PERF_ACCESS | (type & 0xff), NULL);
+}
+
+SBX_LSM(perf_event_open, task_perf_event_open_attr, struct perf_event_attr *attr, int type)
+{
 	return judge_system(SBX_OP_PERF, BPF_CORE_READ(attr, type), NULL);
 }
 
-SEC("lsm/capable")
-int BPF_PROG(task_capable, const struct cred *cred, struct user_namespace *ns, int cap,
-	     unsigned int opts, int ret)
+SBX_LSM(capable, task_capable, const struct cred *cred, struct user_namespace *ns, int cap,
+	     unsigned int opts)
 {
 	struct task_struct *task;
-	struct judge j;
+	JUDGE(j);
 	int res;
 
-	if (ret)
-		return ret;
 	if (cap < 0 || cap > 63 || !(DENIED_CAPS & CAPBIT(cap)))
 		return 0;
 	/* Only the task's own capabilities: not another task's (has_capability), not a file's opener's. */
