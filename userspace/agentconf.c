@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "agentconf.h"
+#include "hooks.h"
 #include "jsonloc.h"
 #include "sbx_limits.h"
 #include "util.h"
@@ -500,6 +501,33 @@ static int parse_host(struct actx *c, json_t *v)
 	return own(c, &c->cfg->host, h);
 }
 
+/* "accept_missing": hooks (hooks.h) the daemon may pin a set without. */
+static int parse_accept(struct actx *c, json_t *arr)
+{
+	struct agent_config *cfg = c->cfg;
+	int err = 0;
+
+	if (!json_is_array(arr))
+		return fail_type(c, arr, "an array of hook names");
+	cfg->accept_missing = calloc(json_array_size(arr) + 1, sizeof(*cfg->accept_missing));
+	if (!cfg->accept_missing) {
+		snprintf(c->d->error, sizeof(c->d->error), "%s: out of memory", c->name);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < json_array_size(arr) && !err; i++) {
+		const char *h;
+
+		c->path[c->depth++] = (struct jloc_step){ .index = i };
+		err = want_string(c, json_array_get(arr, i), &h);
+		if (!err && !hooks__known(h))
+			err = fail(c, false, "\"%s\" is not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')", h);
+		if (!err)
+			err = own(c, &cfg->accept_missing[i], h);
+		c->depth--;
+	}
+	return err;
+}
+
 static int parse_top(struct actx *c, json_t *root)
 {
 	const char *key;
@@ -515,8 +543,11 @@ static int parse_top(struct actx *c, json_t *root)
 			err = parse_host(c, v);
 		else if (!strcmp(key, "sinks"))
 			err = parse_sinks(c, v);
+		else if (!strcmp(key, "accept_missing"))
+			err = parse_accept(c, v);
 		else
-			err = fail(c, true, "unknown key '%s' at the top level (known keys: host, sinks)", key);
+			err = fail(c, true, "unknown key '%s' at the top level (known keys: host, sinks, "
+				   "accept_missing)", key);
 		c->depth--;
 		if (err)
 			return err;
@@ -582,6 +613,9 @@ void agent_config_free(struct agent_config *cfg)
 	}
 	free(cfg->sinks);
 	free(cfg->host);
+	for (size_t i = 0; cfg->accept_missing && cfg->accept_missing[i]; i++)
+		free(cfg->accept_missing[i]);
+	free(cfg->accept_missing);
 	*cfg = (struct agent_config){ 0 };
 }
 

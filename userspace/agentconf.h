@@ -42,6 +42,7 @@ struct agent_config {
 	char *host;			/* "host": NULL means the machine's own name */
 	struct agent_sink_conf *sinks;
 	size_t nr_sinks;
+	char **accept_missing;		/* "accept_missing": hooks, NULL-terminated; NULL when absent */
 };
 
 struct agent_diag {

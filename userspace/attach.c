@@ -59,6 +59,7 @@
 #include "evsock.h"
 #include "fsrules.h"
 #include "grants.h"
+#include "hooks.h"
 #include "loader.h"
 #include "netrules.h"
 #include "policy.h"
@@ -78,6 +79,7 @@ struct attach_opts {
 	const char *policy_file;
 	const char *preset;
 	bool audit;
+	const char *accept;		/* --accept-missing HOOK[,HOOK…] */
 	const char *target;
 	struct sbx_limits *flag_limits;	/* attach only: limit flags are refused elsewhere */
 };
@@ -100,6 +102,7 @@ static void attach_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: sbx-bpf attach CGROUP (--policy FILE | --preset NAME) [--audit] [LIMITS] [--pin-dir DIR]\n"
+		"                     [--accept-missing HOOK[,HOOK…]]\n"
 		"       sbx-bpf detach CGROUP [--pin-dir DIR]\n"
 		"       sbx-bpf list [--json] [--pin-dir DIR]\n"
 		"\n"
@@ -108,6 +111,9 @@ static void attach_usage(FILE *out)
 		"the cgroup's grants ('sbx-bpf grant') stay. detach ends them.\n"
 		"A policy with domain rules (allowedDomains, deniedDomains) needs the daemon\n"
 		"running: it runs the cgroup's resolver. Without it, attach fails.\n"
+		"If the pinned programs lack a protection (a hook this kernel did not load,\n"
+		"accepted by the daemon), attach refuses unless --accept-missing or the\n"
+		"policy's \"acceptMissing\" names that hook too.\n"
 		"\n"
 		"LIMITS: the flags of 'run' but --timeout (--cpu 150%%, --cpu-weight N, --memory 2G,\n"
 		"--memory-high 1G, --swap-max 0, --io-read-bps DEV=5M, --io-write-bps DEV=5M,\n"
@@ -126,6 +132,7 @@ static const struct option *attach_options(void)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "preset", required_argument, NULL, 'P' },
 		{ "audit", no_argument, NULL, 'a' },
+		{ "accept-missing", required_argument, NULL, 'A' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -183,6 +190,11 @@ static int parse(int argc, char **argv, struct attach_opts *o, int nargs)
 		case 'p': o->policy_file = optarg; break;
 		case 'P': o->preset = optarg; break;
 		case 'a': o->audit = true; break;
+		case 'A':
+			if (!o->flag_limits)	/* attach only */
+				goto usage;
+			o->accept = optarg;
+			break;
 		case 'h': attach_usage(stdout); return -1;
 		default: goto usage;
 		}
@@ -252,6 +264,24 @@ __u64 cli_cgroup_id(const char *arg, char *path, size_t sz)
 	return target_id(arg, path, sz, NULL);
 }
 
+/* --accept-missing's hooks (comma-separated) into the policy's list. 0 or -1 after saying why. */
+static int add_accepted(struct policy *p, const char *list)
+{
+	char buf[512], *save, *h;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (h = strtok_r(buf, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+		int err = policy_accept_missing(p, h);
+
+		if (err) {
+			p_err("attach: --accept-missing: '%s' %s", h, err == -ENOENT ?
+			      "is not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')" : strerror(-err));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int load(const struct attach_opts *o, struct policy *p)
 {
 	char home[PATH_MAX], cwd[PATH_MAX];
@@ -267,6 +297,8 @@ static int load(const struct attach_opts *o, struct policy *p)
 		p_warn("%s", diag.warnings[i]);
 	if (!err)
 		err = policy_add_mandatory(p);
+	if (!err && o->accept && add_accepted(p, o->accept))
+		return EXIT_USAGE;
 	if (!err) {	/* what the kernel cannot take (too many port ranges) is the policy's fault too */
 		struct net_compiled net;
 
@@ -752,6 +784,10 @@ int do_attach(int argc, char **argv)
 	}
 	if (!ret && !(l = open_pinned(o.pin_dir)))
 		ret = 1;
+	/* The daemon accepted what its set lacks; this policy must too. */
+	if (!ret && cli_gaps_accepted(loader__gaps(l), (const char *const *)p.accept_missing,
+				      "--accept-missing (or \"acceptMissing\" in the policy)"))
+		ret = 1;
 	if (!ret && ancestors_with_policy(l, path) >= SBX_NEST_MAX) {
 		p_err("attach: %s already lies below %d cgroups with policies, the most one task can have",
 		      path, SBX_NEST_MAX - 1);
@@ -896,7 +932,7 @@ int do_list(int argc, char **argv)
 	json_t *arr = json_array();
 	__u64 cgid, prev;
 	bool first = true;
-	char lims[2048];
+	char lims[2048], missing[1024];
 	int ret;
 
 	ret = parse(argc, argv, &o, 0);
@@ -909,6 +945,8 @@ int do_list(int argc, char **argv)
 		json_decref(arr);
 		return 1;
 	}
+	/* The set's gaps are every sandbox's: each line says what it runs without. */
+	hooks__gaps_names(loader__gaps(l), missing, sizeof(missing));
 	while (!loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
 		json_t *st = state_read(SBX_STATE_DIR, cgid);
 		const char *name = json_string_value(json_object_get(st, "policy"));
@@ -921,20 +959,21 @@ int do_list(int argc, char **argv)
 		format_limits(st, lims, sizeof(lims));
 		loader__sandbox_stats(l, cgid, &n);
 		if (cli.json)
-			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I, s:o}",
+			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I, s:o, s:o}",
 							     "cgroup", cg, "cgroup_id", (json_int_t)cgid,
 							     "policy_id", (int)sb.policy_id, "policy", name,
 							     "policy_hash", hash, "mode", mode,
 							     "limits", limits_of(st),
 							     "active_grants", (json_int_t)active_grants(st),
-							     "counts", counts_json(&n)));
+							     "counts", counts_json(&n),
+							     "missing", hooks__gaps_json(loader__gaps(l))));
 		else
 			printf("%s\t%s\t%s\t%s\t%s\tgrants=%zu\tdenied read=%llu write=%llu ns=%llu net=%llu"
-			       " task=%llu audit=%llu granted=%llu\n", cg ? cg : "?", name ? name : "?",
+			       " task=%llu audit=%llu granted=%llu%s%s\n", cg ? cg : "?", name ? name : "?",
 			       hash ? hash : "?", mode, lims, active_grants(st),
 			       n.n[SBX_KIND_READ], n.n[SBX_KIND_WRITE], n.n[SBX_KIND_NAMESPACE],
 			       n.n[SBX_KIND_NETWORK], n.n[SBX_KIND_TASK], n.n[SBX_KIND_AUDIT],
-			       n.n[SBX_KIND_GRANTED]);
+			       n.n[SBX_KIND_GRANTED], missing[0] ? "\tmissing=" : "", missing);
 		json_decref(st);
 	}
 	if (cli.json)

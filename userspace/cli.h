@@ -38,8 +38,20 @@ int cli_lock_records(void);
 /* CLOCK_BOOTTIME in ns: the clock grants expire by in the kernel (grant.c). */
 __u64 cli_boottime_ns(void);
 
+struct hook_gaps;
+/*
+ * Gaps of a program set in use (progset.c): 0 when @accept (hook names,
+ * NULL-terminated, may be NULL) names every one, each then said as a
+ * warning; else -1 after saying what is missing, why, and @how to accept it
+ * ("--accept-missing").
+ */
+int cli_gaps_accepted(const struct hook_gaps *g, const char *const *accept, const char *how);
+/* Load the programs, refuse unaccepted gaps as above, attach. NULL after saying why. */
+struct sbx_loader *cli_load_programs(const char *const *accept, const char *how);
+
 int do_run(int argc, char **argv);
 int do_doctor(int argc, char **argv);
+int do_hooks(int argc, char **argv);
 int do_check(int argc, char **argv);
 int do_kill(int argc, char **argv);
 int do_freeze(int argc, char **argv);

@@ -39,6 +39,7 @@
 #include "events.h"
 #include "evsweep.h"
 #include "evsock.h"
+#include "hooks.h"
 #include "loader.h"
 #include "resolvers.h"
 #include "sbxstate.h"
@@ -57,7 +58,11 @@ struct daemon_opts {
 	const char *socket;
 	/* Event volume (loader.h): the daemon sets these on the set it loads or adopts. */
 	unsigned long coalesce_ms, rate, burst;
+	const char *accept;		/* --accept-missing HOOK[,HOOK…] */
 };
+
+/* How a user accepts running without a protection, for the daemon's refusal. */
+#define DAEMON_ACCEPT_HOW	"--accept-missing (or \"accept_missing\" in agent.json)"
 
 /* What each command takes beyond --pin-dir. */
 #define OPT_SINKS	(1u << 0)	/* --events, --config: daemon */
@@ -68,6 +73,7 @@ static void daemon_usage(FILE *out)
 	fprintf(out,
 		"Usage: sbx-bpf daemon [--pin-dir DIR] [--events FILE] [--config FILE] [--socket PATH]\n"
 		"                      [--coalesce-ms N] [--event-rate N] [--event-burst N]\n"
+		"                      [--accept-missing HOOK[,HOOK…]]\n"
 		"       sbx-bpf unload [--pin-dir DIR]\n"
 		"       sbx-bpf status [--json] [--pin-dir DIR] [--socket PATH]\n"
 		"\n"
@@ -86,6 +92,9 @@ static void daemon_usage(FILE *out)
 		"repeat count (default %llu; 0: off). --event-rate N, --event-burst N: at\n"
 		"most N records per second per sandbox, N at once (default %u, %u; rate 0:\n"
 		"no limit); the rest are counted in a 'throttled' record.\n"
+		"--accept-missing HOOK,…: go on even if this kernel does not load the\n"
+		"programs of these hooks (also \"accept_missing\" in the configuration);\n"
+		"any other missing protection stops the daemon before anything is pinned.\n"
 		"unload: remove the pinned set; enforcement ends with its last user.\n"
 		"status: the pinned set, map fill levels, drops, and the daemon's health.\n",
 		PIN_DIR_DEFAULT, AGENT_CONFIG_PATH, EVSOCK_PATH, SBX_COALESCE_NS_DEFAULT / 1000000ULL,
@@ -128,6 +137,7 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, unsigned all
 		{ "coalesce-ms", required_argument, NULL, 'C' },
 		{ "event-rate", required_argument, NULL, 'R' },
 		{ "event-burst", required_argument, NULL, 'B' },
+		{ "accept-missing", required_argument, NULL, 'A' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -163,6 +173,11 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o, unsigned all
 		case 'C': case 'R': case 'B':
 			if (!(allow & OPT_SINKS) || volume_opt(c, optarg, o))
 				goto usage;
+			break;
+		case 'A':
+			if (!(allow & OPT_SINKS))
+				goto usage;
+			o->accept = optarg;
 			break;
 		case 'h': daemon_usage(stdout); return -1;
 		default: goto usage;
@@ -225,13 +240,22 @@ static void rule_cache_free(struct rule_cache *c)
 		json_decref(c->e[i].st);
 }
 
-/* Adopt the pinned set, or load and pin a new one. NULL after saying why. */
-static struct sbx_loader *adopt_or_load(const char *dir)
+/*
+ * Adopt the pinned set, or load and pin a new one; either way, only with
+ * every protection it lacks named in @accept. NULL after saying why.
+ */
+static struct sbx_loader *adopt_or_load(const char *dir, const char *const *accept)
 {
 	struct sbx_loader *l = loader__open_pinned(dir);
 	int err;
 
 	if (l) {
+		if (cli_gaps_accepted(loader__gaps(l), accept, DAEMON_ACCEPT_HOW)) {
+			p_err("the set pinned at %s goes on enforcing what it has; 'sbx-bpf unload' removes it",
+			      dir);
+			loader__destroy(l);
+			return NULL;
+		}
 		p_warn("adopted the programs pinned at %s (enforcement never stopped)", dir);
 		return l;
 	}
@@ -239,11 +263,9 @@ static struct sbx_loader *adopt_or_load(const char *dir)
 		p_err("%s holds programs of another sbx-bpf build; 'sbx-bpf unload' removes them", dir);
 		return NULL;
 	}
-	l = loader__open_and_attach();
-	if (!l) {
-		p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
+	l = cli_load_programs(accept, DAEMON_ACCEPT_HOW);
+	if (!l)
 		return NULL;
-	}
 	err = loader__pin(l, dir);
 	if (err) {
 		p_err("cannot pin the programs under %s: %s (is bpffs mounted at /sys/fs/bpf?)", dir,
@@ -283,6 +305,9 @@ static void forward_cb(void *ctx, const struct sbx_event *ev, const char *rule_t
 	if (!out->es)
 		return;
 	obj = out->set ? sink_json_event(ev, &c) : event_to_json(ev, rule_text, domain, NULL);
+	/* A name only the sandbox's own resolver knows (a `run`'s): its id, for the run to name it. */
+	if (obj && !domain && ev->domain_id)
+		json_object_set_new(obj, "domain_id", json_integer((json_int_t)ev->domain_id));
 	if (obj)
 		evsock_publish(out->es, obj);
 	json_decref(obj);
@@ -509,6 +534,89 @@ static void report_gap(struct event_sink *sink, struct daemon_out *out, const ch
 	json_decref(obj);
 }
 
+/*
+ * A set that lacks protections (accepted): one `start` record on every
+ * output, naming them, so that a fleet sees which hosts enforce less.
+ */
+static void report_start(const struct hook_gaps *g, struct event_sink *sink, struct daemon_out *out)
+{
+	char detail[1024], list[900];
+	json_t *missing, *obj;
+
+	if (!g->nr && !g->dropped)
+		return;
+	hooks__gaps_line(g, list, sizeof(list));
+	snprintf(detail, sizeof(detail), "enforcing without %u protection(s), accepted: %s",
+		 g->nr + g->dropped, list);
+	missing = hooks__gaps_json(g);
+	if (out->set)
+		sink_set_lifecycle(out->set, &(struct sink_lifecycle){ .event = "start", .detail = detail,
+								   .missing = missing }, NULL);
+	obj = out->es ? event_lifecycle_to_json("start", detail, NULL, event_mono_now()) : NULL;
+	if (obj) {
+		json_object_set(obj, "missing", missing);
+		evsock_publish(out->es, obj);
+	}
+	json_decref(obj);
+	events_lifecycle_missing(sink, "start", detail, missing);	/* takes the reference */
+}
+
+/* Append a copy of @name to the NULL-terminated list *@l (size *@n, room *@cap). 0 or -ENOMEM. */
+static int push_name(char ***l, size_t *n, size_t *cap, const char *name)
+{
+	if (*n + 1 >= *cap) {
+		char **m = realloc(*l, 2 * *cap * sizeof(**l));
+
+		if (!m)
+			return -ENOMEM;
+		*l = m;
+		*cap *= 2;
+	}
+	(*l)[*n] = strdup(name);
+	if (!(*l)[*n])
+		return -ENOMEM;
+	(*l)[++*n] = NULL;
+	return 0;
+}
+
+static void free_list(char **list)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		free(list[i]);
+	free(list);
+}
+
+/*
+ * --accept-missing and the configuration's "accept_missing", as one
+ * NULL-terminated list into *@out. 0, or EXIT_USAGE after saying why.
+ */
+static int accept_list(const struct daemon_opts *o, const struct agent_config *cfg, char ***out)
+{
+	size_t n = 0, cap = 8;
+	char **l = calloc(cap, sizeof(*l)), *buf = o->accept ? strdup(o->accept) : NULL, *save, *h;
+	int err = l && (buf || !o->accept) ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && cfg->accept_missing && cfg->accept_missing[i]; i++)
+		err = push_name(&l, &n, &cap, cfg->accept_missing[i]);
+	for (h = buf ? strtok_r(buf, ",", &save) : NULL; !err && h; h = strtok_r(NULL, ",", &save)) {
+		if (!hooks__known(h)) {
+			p_err("--accept-missing: '%s' is not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')", h);
+			err = EXIT_USAGE;
+			break;
+		}
+		err = push_name(&l, &n, &cap, h);
+	}
+	free(buf);
+	if (err < 0)
+		p_err("%s", strerror(-err));
+	if (err) {
+		free_list(l);
+		return EXIT_USAGE;
+	}
+	*out = l;
+	return 0;
+}
+
 static void gap_save(const struct gap_watch *g)
 {
 	json_t *st = json_pack("{s:s, s:I, s:I}", "boot_id", g->boot_id, "set_id", (json_int_t)g->set_id,
@@ -711,6 +819,7 @@ int do_daemon(int argc, char **argv)
 	struct agent_config cfg = {};
 	struct sink_set *set = NULL;
 	struct sbx_loader *l = NULL;
+	char **accept = NULL;
 	bool have_config;
 	int ret, lock = -1;
 
@@ -718,13 +827,18 @@ int do_daemon(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? 0 : ret;
 	ret = load_config(&o, &cfg, &have_config);	/* on error @cfg stays empty */
-	if (ret)
+	if (!ret)
+		ret = accept_list(&o, &cfg, &accept);
+	if (ret) {
+		agent_config_free(&cfg);
 		return ret;
+	}
 	if (o.events_path) {
 		sink.json = strcmp(o.events_path, "-") ? fopen(o.events_path, "ae") : stdout;
 		if (!sink.json) {
 			p_err("cannot open events file '%s': %s", o.events_path, strerror(errno));
 			agent_config_free(&cfg);
+			free_list(accept);
 			return EXIT_USAGE;
 		}
 	}
@@ -735,9 +849,10 @@ int do_daemon(int argc, char **argv)
 	sink.forward = forward_cb;
 	sink.forward_ctx = &out;
 	lock = daemon_lock();
-	l = lock >= 0 ? adopt_or_load(o.pin_dir) : NULL;
+	l = lock >= 0 ? adopt_or_load(o.pin_dir, (const char *const *)accept) : NULL;
 	if (l) {	/* also on an adopted set: what this daemon was told, not what the last one was */
 		loader__set_event_limits(l, o.coalesce_ms * 1000000ULL, o.rate, o.burst);
+		report_start(loader__gaps(l), &sink, &out);
 		out.rs = open_resolvers(l, o.pin_dir, &sink);
 	}
 	/* After the lock: the one daemon replaces a dead one's socket. */
@@ -754,6 +869,7 @@ out:
 		sink_set_free(set);
 	}
 	agent_config_free(&cfg);
+	free_list(accept);
 	if (sink.json && sink.json != stdout)
 		fclose(sink.json);
 	rule_cache_free(&cache);
@@ -848,6 +964,7 @@ int do_status(int argc, char **argv)
 	};
 	struct sbx_loader *l;
 	__u64 lost = 0, denied = 0;
+	char missing[1024] = "";
 	json_t *st, *maps, *counters, *daemon;
 	bool pinned;
 	int ret, pid;
@@ -891,12 +1008,17 @@ int do_status(int argc, char **argv)
 		       "daemon", daemon, "maps", maps,
 		       "denied", (json_int_t)denied, "events_lost", (json_int_t)lost);
 	json_object_set_new(st, "counters", counters);
+	json_object_set_new(st, "missing", l ? hooks__gaps_json(loader__gaps(l)) : json_null());
+	if (l)
+		hooks__gaps_names(loader__gaps(l), missing, sizeof(missing));
 	loader__destroy(l);
 	if (cli.json) {
 		print_json(st);
 		return pinned ? 0 : 1;
 	}
 	printf("enforcement: %s\n", json_is_true(json_object_get(st, "pinned")) ? "pinned" : "not pinned");
+	if (pinned)
+		printf("missing:     %s\n", missing[0] ? missing : "nothing (every protection loaded)");
 	print_daemon(json_object_get(st, "daemon"));
 	for (int i = 0; i < 4; i++) {
 		json_t *m = json_object_get(maps, names[i]);

@@ -13,6 +13,7 @@
 
 #include "cgroup.h"
 #include "doctor.h"
+#include "hooks.h"
 #include "loader.h"
 #include "util.h"
 
@@ -35,7 +36,7 @@ static struct check *add(struct doctor_report *r, const char *name, enum check_s
 	struct check *c = &r->checks[r->nr < DOCTOR_MAX_CHECKS ? r->nr++ : DOCTOR_MAX_CHECKS - 1];
 
 	memset(c, 0, sizeof(*c));
-	c->name = name;
+	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->status = st;
 	return c;
 }
@@ -210,6 +211,63 @@ static void check_lsm_load(struct doctor_report *r, int bpf_active)
 	snprintf(c->fix, sizeof(c->fix), "%s", fix);
 }
 
+/* The hooks with more than one program variant, and the one this kernel got: "bpf: task_bpf_kernel, …". */
+static void variants_line(const struct hook_picks *picks, char *buf, size_t sz)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < picks->nr && len < sz; i++)
+		if (picks->p[i].variants > 1 && picks->p[i].fit == HOOK_FIT)
+			len += (size_t)snprintf(buf + len, sz - len, "%s%s: %s", len ? ", " : "",
+						picks->p[i].hook, picks->p[i].prog);
+}
+
+/*
+ * The real enforcement object, loaded (verified, never attached) the way
+ * `run` and the daemon load it: "can enforce" only if every program loads.
+ * Each one that does not is a FAIL of its own, with the reason.
+ */
+static void check_programs(struct doctor_report *r)
+{
+	static struct hook_picks picks;
+	struct sbx_loader *l = loader__load(&picks);
+	const struct hook_gaps *g;
+	char variants[256];
+	struct check *c;
+	unsigned int fitting = 0;
+
+	if (!l) {
+		c = add(r, "programs", CHECK_FAIL);
+		snprintf(c->detail, sizeof(c->detail), "the enforcement programs do not load: %s",
+			 strerror(errno));
+		snprintf(c->fix, sizeof(c->fix), "run 'sbx-bpf -v doctor' to see libbpf's and the verifier's log");
+		return;
+	}
+	for (unsigned int i = 0; i < picks.nr; i++)
+		fitting += picks.p[i].fit == HOOK_FIT;
+	variants_line(&picks, variants, sizeof(variants));
+	g = loader__gaps(l);
+	c = add(r, "programs", g->nr || g->dropped ? CHECK_FAIL : CHECK_PASS);
+	if (!g->nr && !g->dropped)
+		snprintf(c->detail, sizeof(c->detail), "every program loads and verifies (%u LSM hooks; "
+			 "variants for this kernel: %s)", fitting, variants[0] ? variants : "none needed");
+	else
+		snprintf(c->detail, sizeof(c->detail), "%u protection(s) cannot load on this kernel: run, attach "
+			 "and the daemon refuse to start unless each is accepted by name", g->nr + g->dropped);
+	for (unsigned int i = 0; i < g->nr; i++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "hook:%s", g->g[i].hook);
+		c = add(r, name, CHECK_FAIL);
+		snprintf(c->detail, sizeof(c->detail), "%s; without it: %s", g->g[i].reason,
+			 hooks__protection(g->g[i].hook));
+		snprintf(c->fix, sizeof(c->fix), "use a kernel and sbx-bpf release that match, or run without this "
+			 "protection knowingly: --accept-missing %s", g->g[i].hook);
+	}
+	loader__destroy(l);
+}
+
 static void check_lockdown(struct doctor_report *r)
 {
 	char text[128], mode[32];
@@ -322,6 +380,8 @@ void doctor_run(struct doctor_report *r)
 	check_btf(r);
 	check_lsm(r, &bpf_active);
 	check_lsm_load(r, bpf_active);
+	if (r->checks[r->nr - 1].status == CHECK_PASS)	/* the kernel takes LSM programs at all */
+		check_programs(r);
 	check_lockdown(r);
 	check_bpffs(r);
 	check_cgroup(r);

@@ -13,13 +13,13 @@
 enum check_status { CHECK_PASS, CHECK_WARN, CHECK_FAIL };
 
 struct check {
-	const char *name;		/* stable id: "kernel", "btf", … */
+	char name[48];			/* stable id: "kernel", "btf", …, "hook:perf_event_open" */
 	enum check_status status;
 	char detail[512];		/* what was seen */
 	char fix[512];			/* what to do; empty when nothing */
 };
 
-#define DOCTOR_MAX_CHECKS 16
+#define DOCTOR_MAX_CHECKS 48
 
 struct doctor_report {
 	struct check checks[DOCTOR_MAX_CHECKS];

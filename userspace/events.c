@@ -205,6 +205,9 @@ static const char *const cap_names[] = {
 	"CAP_PERFMON", "CAP_BPF", "CAP_CHECKPOINT_RESTORE",
 };
 
+/* The kernel's PERF_SECURITY_OPEN, _CPU, _KERNEL, _TRACEPOINT. */
+static const char *const perf_access_names[] = { "open", "cpu", "kernel", "tracepoint" };
+
 static const char *const bpf_cmd_names[] = {
 	"BPF_MAP_CREATE", "BPF_MAP_LOOKUP_ELEM", "BPF_MAP_UPDATE_ELEM", "BPF_MAP_DELETE_ELEM",
 	"BPF_MAP_GET_NEXT_KEY", "BPF_PROG_LOAD", "BPF_OBJ_PIN", "BPF_OBJ_GET", "BPF_PROG_ATTACH",
@@ -277,7 +280,11 @@ void event_detail(const struct sbx_event *ev, char *buf, size_t sz)
 			 ev->path_len ? " " : "", ev->path_len ? ev->path : "");
 		break;
 	case SBX_OP_PERF:
-		snprintf(buf, sz, "perf event type %u", ev->arg);
+		if (ev->arg & SBX_PERF_ACCESS)
+			snprintf(buf, sz, "perf event (%s access)",
+				 perf_access_names[ev->arg & 3]);
+		else
+			snprintf(buf, sz, "perf event type %u", ev->arg);
 		break;
 	case SBX_OP_CAPABILITY:
 		if (ev->arg < sizeof(cap_names) / sizeof(cap_names[0]))
@@ -722,24 +729,31 @@ json_t *event_lifecycle_to_json(const char *event, const char *detail, const cha
 			 "sandbox", json_text(sandbox));
 }
 
-void events_lifecycle(struct event_sink *sink, const char *event, const char *detail)
+void events_lifecycle_missing(struct event_sink *sink, const char *event, const char *detail, json_t *missing)
 {
-	json_t *obj;
+	json_t *obj = NULL;
 
 	if (sink->human) {
 		fprintf(sink->human, "sbx-bpf: %s in sandbox %s: %s\n", event,
 			sink->sandbox ? sink->sandbox : "?", detail);
 		fflush(sink->human);
 	}
-	if (!sink->json)
-		return;
-	obj = event_lifecycle_to_json(event, detail, sink->sandbox, event_mono_now());
+	if (sink->json)
+		obj = event_lifecycle_to_json(event, detail, sink->sandbox, event_mono_now());
+	if (obj && missing)
+		json_object_set(obj, "missing", missing);
+	json_decref(missing);
 	if (!obj)
 		return;
 	json_dumpf(obj, sink->json, JSON_COMPACT);
 	fputc('\n', sink->json);
 	fflush(sink->json);
 	json_decref(obj);
+}
+
+void events_lifecycle(struct event_sink *sink, const char *event, const char *detail)
+{
+	events_lifecycle_missing(sink, event, detail, NULL);
 }
 
 struct ring_buffer *events_open(int map_fd, struct event_sink *sink)

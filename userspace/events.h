@@ -100,6 +100,8 @@ void events_emit(struct event_sink *sink, const struct sbx_event *ev);
  * timeout, killed, frozen, thawed) on the same outputs as violations.
  */
 void events_lifecycle(struct event_sink *sink, const char *event, const char *detail);
+/* The same with "missing": the protections the sandbox runs without (hooks.h); takes @missing's reference. */
+void events_lifecycle_missing(struct event_sink *sink, const char *event, const char *detail, json_t *missing);
 
 struct sbx_loader;
 /* Set up sink->sweep on @l's coalescing slots; 0 or -errno (the counts then stay in the counters). */

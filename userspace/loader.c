@@ -16,8 +16,10 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "hooks.h"
 #include "loader.h"
 #include "mappurge.h"
+#include "util.h"
 #include "sbx.skel.h"
 #include "probe.skel.h"
 
@@ -52,32 +54,8 @@ struct sbx_loader {
 	struct sbx_throttle_slot *th;
 	void *rb_pos;			/* loader__ringbuf_fill's mapping of the ring's positions */
 	int steer_link[NR_STEER];	/* BPF link fds on the sandbox cgroup; -1: none */
+	struct hook_gaps gaps;		/* what this set lacks (loader__gaps) */
 };
-
-/* Hooks that only newer kernels have are loaded only where they exist. */
-static void optional_hooks(struct sbx_bpf *skel)
-{
-	static const struct { const char *hook; size_t prog_off; } opt[] = {
-		{ "file_truncate", offsetof(struct sbx_bpf, progs.fs_file_truncate) },
-		{ "inode_set_acl", offsetof(struct sbx_bpf, progs.fs_inode_set_acl) },
-		{ "inode_remove_acl", offsetof(struct sbx_bpf, progs.fs_inode_remove_acl) },
-	};
-
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool idmap;
-
-	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
-		struct bpf_program *prog = *(struct bpf_program **)((char *)skel + opt[i].prog_off);
-
-		if (libbpf_find_vmlinux_btf_id(opt[i].hook, BPF_LSM_MAC) < 0)
-			bpf_program__set_autoload(prog, false);
-	}
-	/* inode_setattr gained its idmap argument with struct mnt_idmap (6.3). */
-	idmap = vmlinux && btf__find_by_name_kind(vmlinux, "mnt_idmap", BTF_KIND_STRUCT) > 0;
-	bpf_program__set_autoload(idmap ? skel->progs.fs_inode_setattr : skel->progs.fs_inode_setattr_idmap,
-				  false);
-	btf__free(vmlinux);
-}
 
 static struct sbx_loader *loader_alloc(void)
 {
@@ -110,41 +88,242 @@ static void skel_fds(struct sbx_loader *l)
 	l->bss = l->skel->bss;
 }
 
-/* The object as this host loads it: the optional hooks it lacks left out. NULL with errno set. */
-static struct sbx_bpf *open_skel(void)
+/* --- loading what this kernel takes ------------------------------------------- */
+
+/*
+ * libbpf says which program the kernel refused, and the verifier's log, only
+ * through its print callback: while one load runs, its warnings are read
+ * here (and passed on to the callback that was set).
+ */
+struct load_capture {
+	char prog[64];			/* the refused program */
+	char reason[HOOK_REASON_MAX];	/* the verifier's words, or libbpf's */
+	libbpf_print_fn_t prev;
+};
+static struct load_capture *capture;
+
+static bool log_noise(const char *line, size_t len)
+{
+	static const char *const skip[] = {
+		"processed ", "verification time", "stack depth", "-- END", "mark_precise", "last_idx",
+		"parent ", "regs=", "from ", "func#", "Live regs", "Global function", "cur state:",
+		"old state:", "Suggestion", "to caller at", "caller:", "callee:", "returning from",
+	};
+
+	if (!len || *line == ';' || *line == ' ' || *line == '\t' || (*line >= '0' && *line <= '9') ||
+	    (*line == 'R' && len > 1 && line[1] >= '0' && line[1] <= '9'))
+		return true;	/* an instruction, a source line, register state */
+	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (!strncmp(line, skip[i], strlen(skip[i])))
+			return true;
+	return false;
+}
+
+void loader__verifier_reason(const char *log, char *out, size_t sz)
+{
+	const char *end = log + strlen(log), *lines[2];
+	int n = 0;
+
+	/* The verifier's last words come last: up to two message lines, ending the instruction trace. */
+	while (end > log && n < 2) {
+		const char *b = end;
+
+		while (b > log && b[-1] != '\n')
+			b--;
+		if (!log_noise(b, (size_t)(end - b)))
+			lines[n++] = b;
+		else if (n)
+			break;	/* the trace resumes: the message is over */
+		end = b > log ? b - 1 : b;
+	}
+	if (!n) {
+		snprintf(out, sz, "refused by the verifier (no reason in its log)");
+		return;
+	}
+	if (n == 1)
+		snprintf(out, sz, "%.*s", (int)strcspn(lines[0], "\n"), lines[0]);
+	else
+		snprintf(out, sz, "%.*s: %.*s", (int)strcspn(lines[1], "\n"), lines[1],
+			 (int)strcspn(lines[0], "\n"), lines[0]);
+}
+
+/*
+ * One formatted libbpf warning, "libbpf: prog 'NAME': …". A program is
+ * blamed only for what is its own: the verifier's log of its refusal, or
+ * a hook libbpf cannot find for it. A kernel that refuses every program
+ * (EPERM: no BPF-LSM for us at all) is no one program's gap.
+ */
+static void capture_line(struct load_capture *c, const char *text)
+{
+	static const char begin[] = "-- BEGIN PROG LOAD LOG --\n";
+	const char *name, *q, *rest, *log;
+
+	if (!strncmp(text, "libbpf: ", 8))
+		text += 8;
+	name = text + 6;
+	if (strncmp(text, "prog '", 6) || !(q = strchr(name, '\'')) || strncmp(q, "': ", 3))
+		return;
+	if (c->prog[0] && (strlen(c->prog) != (size_t)(q - name) || strncmp(c->prog, name, (size_t)(q - name))))
+		return;	/* the first refused program is the one this load is about */
+	rest = q + 3;
+	log = strstr(rest, begin);
+	if (log) {
+		snprintf(c->prog, sizeof(c->prog), "%.*s", (int)(q - name), name);
+		loader__verifier_reason(log + strlen(begin), c->reason, sizeof(c->reason));
+	} else if (strstr(rest, "failed to find kernel BTF type ID")) {
+		snprintf(c->prog, sizeof(c->prog), "%.*s", (int)(q - name), name);
+		snprintf(c->reason, sizeof(c->reason), "%.*s", (int)strcspn(rest, "\n"), rest);
+	}
+}
+
+static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *text = NULL;
+	va_list aq;
+
+	if (capture && level == LIBBPF_WARN) {
+		va_copy(aq, ap);
+		if (vasprintf(&text, fmt, aq) >= 0)
+			capture_line(capture, text);
+		va_end(aq);
+		free(text);
+	}
+	return capture && capture->prev ? capture->prev(level, fmt, ap) : 0;
+}
+
+/* The hooks named in SBX_TEST_DROP_HOOKS (comma-separated): left out as if the kernel refused them. */
+static bool dropped_on_request(const char *hook)
+{
+	const char *list = getenv("SBX_TEST_DROP_HOOKS");
+
+	return list && list_has(list, hook);
+}
+
+/*
+ * The object opened for this kernel: the hook variants that fit it
+ * (hooks__select), without the programs of hooks already in @gaps (refused
+ * by an earlier attempt, or left out on request). NULL with errno set.
+ */
+static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gaps, struct hook_picks *picks)
 {
 	struct sbx_bpf *skel = sbx_bpf__open();
+	struct bpf_program *prog;
+	int err;
 
-	if (skel)
-		optional_hooks(skel);
+	if (!skel)
+		return NULL;
+	err = hooks__select(skel->obj, kernel, picks, gaps);
+	if (err) {
+		sbx_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *hook = hooks__prog_hook(prog);
+
+		if (dropped_on_request(hook) && bpf_program__autoload(prog))
+			hooks__add_gap(gaps, hook, "left out on request (SBX_TEST_DROP_HOOKS)");
+		if (hooks__has_gap(gaps, hook))
+			bpf_program__set_autoload(prog, false);
+	}
 	return skel;
 }
 
-struct sbx_loader *loader__open_and_attach(void)
+/* The section-derived hook of the program named @name in @skel. */
+static const char *hook_of(struct sbx_bpf *skel, const char *name)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, name);
+
+	return prog ? hooks__prog_hook(prog) : name;
+}
+
+/*
+ * Load every program this kernel takes. A program the kernel refuses is a
+ * gap (with the verifier's reason), and the object is opened and loaded
+ * again without it: libbpf loads an object once, all or nothing. So a
+ * kernel that refuses one program costs one more load, not the others.
+ * NULL with errno set when what failed is not one program (a map, the BTF).
+ */
+static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *picks)
+{
+	struct btf *kernel = btf__load_vmlinux_btf();
+	struct load_capture c;
+	struct sbx_bpf *skel = NULL;
+	int err = 0;
+
+	if (!kernel)
+		return NULL;
+	for (int attempt = 0; attempt <= HOOK_GAPS_MAX; attempt++) {
+		skel = open_skel(kernel, gaps, picks);
+		if (!skel) {
+			err = -errno;
+			break;
+		}
+		memset(&c, 0, sizeof(c));
+		c.prev = libbpf_set_print(capture_print);
+		capture = &c;
+		err = sbx_bpf__load(skel);
+		capture = NULL;
+		libbpf_set_print(c.prev);
+		if (!err)
+			break;
+		if (!c.prog[0] || hooks__has_gap(gaps, hook_of(skel, c.prog)) || gaps->dropped)
+			break;	/* not one program's fault, or no progress: give up */
+		hooks__add_gap(gaps, hook_of(skel, c.prog), "%s", c.reason[0] ? c.reason : strerror(-err));
+		sbx_bpf__destroy(skel);
+		skel = NULL;
+	}
+	btf__free(kernel);
+	if (err) {
+		sbx_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
+int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gaps *gaps)
+{
+	struct btf *kernel = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	struct sbx_bpf *skel;
+	int err;
+
+	if (!kernel)
+		return -errno;
+	skel = sbx_bpf__open();
+	err = skel ? hooks__select(skel->obj, kernel, picks, gaps) : -errno;
+	sbx_bpf__destroy(skel);
+	btf__free(kernel);
+	return err;
+}
+
+struct sbx_loader *loader__load(struct hook_picks *picks)
 {
 	struct sbx_loader *l = loader_alloc();
-	int err;
 
 	if (!l)
 		return NULL;
-	l->skel = open_skel();
+	l->skel = load_skel(&l->gaps, picks);
 	if (!l->skel) {
-		err = -errno;
-		goto out;
+		int err = errno;
+
+		loader__destroy(l);
+		errno = err;
+		return NULL;
 	}
-	err = sbx_bpf__load(l->skel);
-	if (err)
-		goto out;
-	err = sbx_bpf__attach(l->skel);
-	if (err)
-		goto out;
 	skel_fds(l);
 	loader__set_event_limits(l, SBX_COALESCE_NS_DEFAULT, SBX_RATE_DEFAULT, SBX_BURST_DEFAULT);
 	return l;
-out:
-	loader__destroy(l);
-	errno = -err;
-	return NULL;
+}
+
+int loader__attach(struct sbx_loader *l)
+{
+	return l->skel ? sbx_bpf__attach(l->skel) : -EINVAL;
+}
+
+const struct hook_gaps *loader__gaps(const struct sbx_loader *l)
+{
+	return &l->gaps;
 }
 
 #define CO_LEN	(SBX_COALESCE_SLOTS * sizeof(struct sbx_coalesce_slot))
@@ -414,7 +593,9 @@ static void parse_verifier_log(const char *log, struct loader_prog_stats *st)
 
 int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 {
-	struct sbx_bpf *skel = open_skel();
+	struct btf *kernel = btf__load_vmlinux_btf();
+	struct hook_gaps gaps = { .nr = 0 };
+	struct sbx_bpf *skel = kernel ? open_skel(kernel, &gaps, NULL) : NULL;
 	struct loader_prog_stats *st = NULL;
 	struct bpf_program *prog;
 	char *logs = NULL;
@@ -423,6 +604,7 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 
 	*out = NULL;
 	*nr = 0;
+	btf__free(kernel);
 	if (!skel)
 		return -errno;
 	bpf_object__for_each_program(prog, skel->obj)
@@ -566,11 +748,12 @@ int loader__steer_dns(struct sbx_loader *l, int cgroup_fd)
 
 /* --- pinned state: enforcement that outlives this process -------------------- */
 
-/* What a pinned set was built from; a binary adopts only its own. */
+/* What a pinned set was built from (a binary adopts only its own), and what it lacks. */
 struct pin_meta {
 	__u32 abi;
 	__u32 pad;
 	__u64 object_hash;	/* FNV-1a of the BPF object the skeleton embeds */
+	struct hook_gaps gaps;	/* as the loader that pinned the set found them */
 };
 
 static __u64 object_hash(void)
@@ -605,9 +788,9 @@ static int mkdirs(const char *dir)
 }
 
 /* The meta map, pinned last: its presence says the set is complete. */
-static int pin_meta(const char *dir)
+static int pin_meta(const char *dir, const struct hook_gaps *gaps)
 {
-	struct pin_meta m = { .abi = SBX_ABI_VERSION, .object_hash = object_hash() };
+	struct pin_meta m = { .abi = SBX_ABI_VERSION, .object_hash = object_hash(), .gaps = *gaps };
 	char p[PATH_MAX];
 	__u32 key = 0;
 	int fd, err;
@@ -650,15 +833,21 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 			      bpf_link__pin(link, p);
 	}
 	if (!err)
-		err = pin_meta(dir);
+		err = pin_meta(dir, &l->gaps);
 	if (err)
 		loader__unpin(dir);
 	return err;
 }
 
-/* Is the pinned set at @dir complete and built from this binary's object? */
-static int meta_ok(const char *dir)
+/*
+ * Is the pinned set at @dir complete and built from this binary's object?
+ * Its gaps into @gaps. Another build's meta may be of another size: read
+ * only one of ours.
+ */
+static int meta_ok(const char *dir, struct hook_gaps *gaps)
 {
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
 	struct pin_meta m;
 	char p[PATH_MAX];
 	__u32 key = 0;
@@ -669,11 +858,24 @@ static int meta_ok(const char *dir)
 	fd = bpf_obj_get(p);
 	if (fd < 0)
 		return -errno;
-	err = bpf_map_lookup_elem(fd, &key, &m) ? -errno : 0;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	if (!err && info.value_size != sizeof(m))
+		err = -ESTALE;
+	if (!err && bpf_map_lookup_elem(fd, &key, &m))
+		err = -errno;
 	close(fd);
 	if (err)
 		return err;
-	return m.abi == SBX_ABI_VERSION && m.object_hash == object_hash() ? 0 : -ESTALE;
+	if (m.abi != SBX_ABI_VERSION || m.object_hash != object_hash())
+		return -ESTALE;
+	if (m.gaps.nr > HOOK_GAPS_MAX)
+		return -EUCLEAN;
+	*gaps = m.gaps;
+	for (unsigned int i = 0; i < gaps->nr; i++) {	/* strings from a map: terminated here */
+		gaps->g[i].hook[sizeof(gaps->g[i].hook) - 1] = '\0';
+		gaps->g[i].reason[sizeof(gaps->g[i].reason) - 1] = '\0';
+	}
+	return 0;
 }
 
 static int open_pinned_fds(struct sbx_loader *l, const char *dir)
@@ -696,11 +898,12 @@ static int open_pinned_fds(struct sbx_loader *l, const char *dir)
 
 struct sbx_loader *loader__open_pinned(const char *dir)
 {
+	struct hook_gaps gaps = { .nr = 0 };
 	struct sbx_loader *l;
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	err = meta_ok(dir);
+	err = meta_ok(dir, &gaps);
 	if (err) {
 		errno = -err;
 		return NULL;
@@ -708,6 +911,7 @@ struct sbx_loader *loader__open_pinned(const char *dir)
 	l = loader_alloc();
 	if (!l)
 		return NULL;
+	l->gaps = gaps;
 	err = open_pinned_fds(l, dir);
 	if (!err) {
 		l->bss_len = (sizeof(*l->bss) + page - 1) / page * page;

@@ -12,8 +12,34 @@
 
 struct sbx_loader;
 
-/* Open, load and attach. NULL with errno set on failure. */
-struct sbx_loader *loader__open_and_attach(void);
+struct hook_gaps;
+struct hook_picks;
+
+/*
+ * Open and load the enforcement programs, attach nothing yet: of each hook
+ * the variant that fits this kernel (hooks.h), then every program the
+ * kernel accepts. What could not load is in loader__gaps(), by hook, with
+ * the reason; the caller decides whether to go on without it. @picks (may
+ * be NULL) gets the variant chosen for every hook. NULL with errno set when
+ * the failure is not one program's (no kernel BTF, a map refused).
+ */
+struct sbx_loader *loader__load(struct hook_picks *picks);
+/*
+ * Which variant of each hook fits the kernel whose BTF is @btf_path (a
+ * vmlinux ELF or raw BTF; NULL: the running kernel's), without loading
+ * anything: hooks__select on the object. 0 or -errno.
+ */
+int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gaps *gaps);
+/* Attach every loaded program: enforcement starts. 0 or -errno. */
+int loader__attach(struct sbx_loader *l);
+/* What this set lacks: from its load, or, for a pinned set, as the loader that pinned it recorded. */
+const struct hook_gaps *loader__gaps(const struct sbx_loader *l);
+/*
+ * The verifier's reason for a refusal, from its log: the message lines at
+ * its end ("func 'bpf_lsm_bpf' doesn't have 4-th argument: invalid
+ * bpf_context access off=24 size=8"), without the instruction trace.
+ */
+void loader__verifier_reason(const char *log, char *out, size_t sz);
 void loader__destroy(struct sbx_loader *l);
 
 /* Write / remove one fs_rules entry. 0 or -errno. */

@@ -31,6 +31,7 @@ static int do_version(int argc, char **argv);
 static const struct cmd cmds[] = {
 	{ "run", do_run, "run a command inside a new sandbox" },
 	{ "doctor", do_doctor, "check whether this host can enforce, and how to fix it" },
+	{ "hooks", do_hooks, "which program fits each kernel hook, and what each protects" },
 	{ "check", do_check, "validate a policy and show the rules it compiles to" },
 	{ "stats", do_stats, "show a sandbox's cpu, memory, io and pids usage" },
 	{ "freeze", do_freeze, "stop every process of a sandbox (cgroup.freeze)" },

@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 
+#include "hooks.h"
 #include "jsonloc.h"
 #include "policy.h"
 #include "sbx_abi.h"
@@ -944,6 +945,45 @@ static int parse_sockets(struct pctx *c, json_t *v, long off, size_t arg)
 	return for_each_string(c, v, off, socket_cb, arg);
 }
 
+/* Add @hook to p->accept_missing (once). 0 or -ENOMEM. */
+static int add_accept(struct policy *p, const char *hook)
+{
+	char **a;
+
+	for (size_t i = 0; i < p->nr_accept_missing; i++)
+		if (!strcmp(p->accept_missing[i], hook))
+			return 0;
+	a = realloc(p->accept_missing, (p->nr_accept_missing + 2) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	p->accept_missing = a;
+	a[p->nr_accept_missing] = strdup(hook);
+	if (!a[p->nr_accept_missing])
+		return -ENOMEM;
+	a[++p->nr_accept_missing] = NULL;
+	return 0;
+}
+
+/* One "acceptMissing" entry: a hook the programs use. */
+static int accept_cb(struct pctx *c, const char *s, long off, size_t arg)
+{
+	(void)arg;
+	if (!hooks__known(s))
+		return fail(c, off, "'%s': \"%s\" is not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')",
+			    here(c), s);
+	return add_accept(c->p, s);
+}
+
+static int parse_accept_missing(struct pctx *c, json_t *v, long off, size_t arg)
+{
+	return for_each_string(c, v, off, accept_cb, arg);
+}
+
+int policy_accept_missing(struct policy *p, const char *hook)
+{
+	return hooks__known(hook) ? add_accept(p, hook) : -ENOENT;
+}
+
 static int parse_version(struct pctx *c, json_t *v, long off, size_t arg)
 {
 	(void)arg;
@@ -1190,6 +1230,7 @@ static const struct key_def top_keys[] = {
 	{ "network", parse_net, 0 },
 	{ "limits", parse_limits, 0 },
 	{ "credentials", parse_creds, 0 },
+	{ "acceptMissing", parse_accept_missing, 0 },
 	SRT_ONLY("ignoreViolations"), SRT_ONLY("enableWeakerNestedSandbox"),
 	SRT_ONLY("enableWeakerNetworkIsolation"), SRT_ONLY("allowAppleEvents"), SRT_ONLY("ripgrep"),
 	SRT_ONLY("mandatoryDenySearchDepth"), SRT_ONLY("allowPty"), SRT_ONLY("seccomp"),
@@ -1618,6 +1659,9 @@ void policy_free(struct policy *p)
 		free(p->net.domains[i].origin);
 	}
 	free(p->net.domains);
+	for (size_t i = 0; i < p->nr_accept_missing; i++)
+		free(p->accept_missing[i]);
+	free(p->accept_missing);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -1735,6 +1779,12 @@ void policy_print(const struct policy *p, FILE *out)
 	}
 	print_network(&p->net, out);
 	print_limits(&p->limits, out);
+	if (p->nr_accept_missing) {
+		fprintf(out, "may run without (acceptMissing):");
+		for (size_t i = 0; i < p->nr_accept_missing; i++)
+			fprintf(out, "%s%s", i ? ", " : " ", p->accept_missing[i]);
+		fputc('\n', out);
+	}
 }
 
 /* {"id": 1073741824, "index": 0, "verdict": "allow", "cidr": "10.0.0.0/8", "ports": [443, 443], …} */
@@ -1823,7 +1873,7 @@ static json_t *limits_json(const struct sbx_limits *l)
 
 char *policy_to_json(const struct policy *p)
 {
-	json_t *rules = json_array(), *doc;
+	json_t *rules = json_array(), *accept = json_array(), *doc;
 	char *s;
 
 	for (size_t i = 0; i < p->nr_rules; i++) {
@@ -1834,12 +1884,14 @@ char *policy_to_json(const struct policy *p)
 			"scope", rule_scope_name(r->scope), "path", r->path, "text", r->text,
 			"origin", r->origin));
 	}
-	doc = json_pack("{s:s?, s:s?, s:s, s:b, s:o, s:o, s:o}",
+	for (size_t i = 0; i < p->nr_accept_missing; i++)
+		json_array_append_new(accept, json_string(p->accept_missing[i]));
+	doc = json_pack("{s:s?, s:s?, s:s, s:b, s:o, s:o, s:o, s:o}",
 			"name", p->name, "description", p->description,
 			"mode", p->mode == POLICY_AUDIT ? "audit" : "enforce",
 			"allowGitConfig", p->allow_git_config, "rules", rules,
 			"network", network_json(p),
-			"limits", limits_json(&p->limits));
+			"limits", limits_json(&p->limits), "acceptMissing", accept);
 	s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	return s;

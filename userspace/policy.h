@@ -101,6 +101,12 @@ struct policy {
 	size_t nr_rules;
 	struct policy_network net;	/* compiled for the kernel by netrules.h */
 	struct sbx_limits limits;	/* the "limits" object, parsed; limits_init()'s when absent */
+	/*
+	 * "acceptMissing": hooks (hooks.h) whose protection the policy may run
+	 * without, should the kernel not load their program. NULL-terminated.
+	 */
+	char **accept_missing;
+	size_t nr_accept_missing;
 };
 
 /* Where ~ and relative paths point. */
@@ -138,6 +144,8 @@ int policy_load(struct policy *p, const char *file, const struct policy_env *env
 		struct policy_diag *diag);
 int policy_load_preset(struct policy *p, const char *preset, const struct policy_env *env,
 		       struct policy_diag *diag);
+/* Accept running without @hook's protection (--accept-missing): 0, -ENOENT for no such hook, -ENOMEM. */
+int policy_accept_missing(struct policy *p, const char *hook);
 /* Parse JSON text; @name is used in messages in place of a file name. */
 int policy_load_string(struct policy *p, const char *name, const char *json,
 		       const struct policy_env *env, struct policy_diag *diag);

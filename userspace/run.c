@@ -33,6 +33,7 @@
 #include "fsrules.h"
 #include "netrules.h"
 #include "sbx_limits.h"
+#include "hooks.h"
 #include "loader.h"
 #include "policy.h"
 #include "util.h"
@@ -44,6 +45,9 @@
  * again under it.
  */
 #define POLICY_ID 1
+
+/* How a user accepts running without a protection, for run's refusal. */
+#define ACCEPT_HOW	"--accept-missing"
 
 /* A rule from a flag, added to the policy once it is loaded, in command-line order. */
 struct run_flag_rule {
@@ -63,6 +67,8 @@ struct run_opts {
 	struct run_flag_rule *flag_rules;
 	size_t nr_flag_rules;
 	struct policy policy;
+	const char **accept;		/* --accept-missing values, added to the policy's list */
+	size_t nr_accept;
 	struct sbx_limits flag_limits;	/* limits from flags: they win over the policy's */
 	struct sbx_limits limits;	/* what applies */
 	struct net_compiled net;	/* the network part, compiled */
@@ -117,6 +123,9 @@ static void run_usage(FILE *out)
 		"  --allow-write PATH     specific rule wins\n"
 		"  --deny-write PATH\n"
 		"  --audit              deny nothing; report what would be denied\n"
+		"  --accept-missing HOOK[,HOOK]  run even if this kernel does not load the\n"
+		"                       programs of these hooks (the policy's \"acceptMissing\");\n"
+		"                       without it, a missing protection refuses the start\n"
 		"\n"
 		"Network (each flag adds to the policy's network section; repeat the ones\n"
 		"with a value for more entries; syntax as in docs/policy.md):\n"
@@ -177,6 +186,17 @@ static int add_net_flag(struct run_opts *o, enum policy_net_flag what)
 							 .origin = policy_net_flag_name(what) });
 }
 
+static int push_accept(struct run_opts *o, const char *v)
+{
+	const char **a = realloc(o->accept, (o->nr_accept + 1) * sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	o->accept = a;
+	a[o->nr_accept++] = v;
+	return 0;
+}
+
 /* @fixed, then one option per limit flag (OPT_LIMIT + i) and per network flag (OPT_NET + i). */
 static const struct option *run_options(const struct option *fixed, int opt_limit, int opt_net)
 {
@@ -200,7 +220,7 @@ static const struct option *run_options(const struct option *fixed, int opt_limi
 static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 {
 	enum { OPT_DENY_READ = 256, OPT_ALLOW_READ, OPT_ALLOW_WRITE, OPT_DENY_WRITE, OPT_AUDIT,
-	       OPT_EVENTS, OPT_NAME, OPT_POLICY, OPT_PRESET, OPT_NET = 384, OPT_LIMIT = 512 };
+	       OPT_EVENTS, OPT_NAME, OPT_POLICY, OPT_PRESET, OPT_ACCEPT, OPT_NET = 384, OPT_LIMIT = 512 };
 	static const struct option opts[] = {
 		{ "name", required_argument, NULL, OPT_NAME },
 		{ "policy", required_argument, NULL, OPT_POLICY },
@@ -210,6 +230,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		{ "allow-write", required_argument, NULL, OPT_ALLOW_WRITE },
 		{ "deny-write", required_argument, NULL, OPT_DENY_WRITE },
 		{ "audit", no_argument, NULL, OPT_AUDIT },
+		{ "accept-missing", required_argument, NULL, OPT_ACCEPT },
 		{ "events", required_argument, NULL, OPT_EVENTS },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -238,6 +259,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
 		case OPT_POLICY: o->policy_file = optarg; break;
 		case OPT_PRESET: o->preset = optarg; break;
 		case OPT_AUDIT: o->audit = true; break;
+		case OPT_ACCEPT: err = push_accept(o, optarg); break;
 		case OPT_EVENTS: o->events_path = optarg; break;
 		case OPT_DENY_READ: err = add_flag_rule(o, RULE_DENY_READ, "--deny-read"); break;
 		case OPT_ALLOW_READ: err = add_flag_rule(o, RULE_ALLOW_READ, "--allow-read"); break;
@@ -282,6 +304,28 @@ static int add_to_policy(struct policy *p, const struct run_flag_rule *r,
 	return policy_add_rule(p, r->kind, r->value, r->origin, env, diag);
 }
 
+/* The hooks of --accept-missing (comma-separated, repeatable) into the policy's list. 0 or -1 after saying why. */
+static int add_accepted(struct run_opts *o)
+{
+	char buf[256], *save, *h;
+
+	for (size_t i = 0; i < o->nr_accept; i++) {
+		snprintf(buf, sizeof(buf), "%s", o->accept[i]);
+		for (h = strtok_r(buf, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+			int err = policy_accept_missing(&o->policy, h);
+
+			if (err) {
+				p_err("run: --accept-missing: %s", err == -ENOENT ?
+				      "not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')" : strerror(-err));
+				if (err == -ENOENT && !cli.json)
+					fprintf(stderr, "  (got '%s')\n", h);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* The policy file or preset, the flag rules, the mandatory set. 0 or EXIT_USAGE. */
 static int load_policy(struct run_opts *o)
 {
@@ -310,6 +354,8 @@ static int load_policy(struct run_opts *o)
 		p_err("%s", diag.error[0] ? diag.error : strerror(-err));
 		return EXIT_USAGE;
 	}
+	if (add_accepted(o))
+		return EXIT_USAGE;
 	if (o->policy.mode == POLICY_AUDIT)
 		o->audit = true;
 	err = net_compile(&o->policy, POLICY_ID, &o->net, diag.error, sizeof(diag.error));
@@ -580,20 +626,41 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
  * the sandbox then loads nothing), else programs of our own. NULL after
  * saying why.
  */
-static struct sbx_loader *open_programs(bool *pinned)
+static struct sbx_loader *open_programs(const struct policy *p, bool *pinned)
 {
+	const char *const *accept = (const char *const *)p->accept_missing;
 	struct sbx_loader *l = loader__open_pinned(SBX_PIN_DIR);
 
 	*pinned = l != NULL;
-	if (l)
-		return l;
+	if (l) {
+		/* The daemon accepted what its set lacks; this policy must too. */
+		if (!cli_gaps_accepted(loader__gaps(l), accept, ACCEPT_HOW))
+			return l;
+		loader__destroy(l);
+		return NULL;
+	}
 	if (errno == ESTALE)
 		p_warn("the programs pinned at %s are from another build of sbx-bpf: loading this one's",
 		       SBX_PIN_DIR);
-	l = loader__open_and_attach();
-	if (!l)
-		p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
-	return l;
+	return cli_load_programs(accept, ACCEPT_HOW);
+}
+
+/*
+ * A sandbox on programs that lack a protection (accepted): a `start`
+ * record says so, so that whoever reads the events knows what was not
+ * enforced. A complete set sends none.
+ */
+static void start_record(const struct sbx_loader *l, struct event_sink *sink)
+{
+	const struct hook_gaps *g = loader__gaps(l);
+	char detail[1024], list[900];
+
+	if (!g->nr && !g->dropped)
+		return;
+	hooks__gaps_line(g, list, sizeof(list));
+	snprintf(detail, sizeof(detail), "started without %u protection(s), accepted: %s", g->nr + g->dropped,
+		 list);
+	events_lifecycle_missing(sink, "start", detail, hooks__gaps_json(g));
 }
 
 /*
@@ -632,6 +699,25 @@ static void feed_open(struct run_feed *f, __u64 cgid)
 	f->fd = -1;
 }
 
+/*
+ * The name behind a "domain_id" the daemon could not name: this run's
+ * resolver answered it. The id is this run's business: it goes.
+ */
+static void feed_domain(json_t *j, struct event_sink *sink)
+{
+	static struct sbx_event ev;
+	json_t *id = json_object_get(j, "domain_id");
+	const char *name;
+
+	if (!json_is_integer(id))
+		return;
+	ev.domain_id = (__u32)json_integer_value(id);
+	name = sink->domain_name ? sink->domain_name(sink->domain_ctx, &ev) : NULL;
+	if (name && json_is_null(json_object_get(j, "domain")))
+		json_object_set_new(j, "domain", json_string(name));
+	json_object_del(j, "domain_id");
+}
+
 static void feed_line(const char *line, size_t len, struct event_sink *sink)
 {
 	json_t *j = json_loadb(line, len, 0, NULL);
@@ -644,6 +730,7 @@ static void feed_line(const char *line, size_t len, struct event_sink *sink)
 	} else {
 		if (json_is_null(json_object_get(j, "sandbox")) && sink->sandbox)
 			json_object_set_new(j, "sandbox", json_string(sink->sandbox));	/* the daemon has no name for it */
+		feed_domain(j, sink);
 		if (sink->human && event_json_format_human(j, text, sizeof(text)) >= 0)
 			fprintf(sink->human, "%s\n", text);
 		if (sink->json) {
@@ -834,7 +921,7 @@ int do_run(int argc, char **argv)
 		}
 	}
 
-	l = open_programs(&pinned);
+	l = open_programs(&o.policy, &pinned);
 	if (!l)
 		goto out;
 	if (pinned) {
@@ -896,6 +983,7 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	registered = true;
+	start_record(l, &sink);
 	if (pinned) {
 		feed_open(&feed, cg.id);
 	} else {
@@ -974,6 +1062,7 @@ out:
 	net_compiled_free(&o.net);
 	fs_compiled_free(&rules);
 	free(o.flag_rules);
+	free(o.accept);
 	if (sink.malformed)
 		p_warn("%llu malformed event records ignored", sink.malformed);
 	if (sink.json && sink.json != stdout)

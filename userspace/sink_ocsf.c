@@ -420,6 +420,8 @@ json_t *sink_ocsf_lifecycle(const struct sink_lifecycle *lc, const struct sink_c
 			"unmapped", "schema", SBX_EVENT_SCHEMA, "boot_id", text(ctx->boot_id),
 			"event", text(lc->event), "detail", text(lc->detail), "sandbox", text(ctx->sandbox),
 			"sandbox_cgroup_id", lc->cgroup_id ? json_integer((json_int_t)lc->cgroup_id) : json_null()));
+	if (!bad && lc->missing)
+		json_object_set(json_object_get(o, "unmapped"), "missing", lc->missing);
 	if (bad) {
 		json_decref(o);
 		return NULL;

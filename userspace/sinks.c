@@ -414,6 +414,8 @@ json_t *sink_json_lifecycle(const struct sink_lifecycle *lc, const struct sink_c
 		json_decref(obj);
 		return NULL;
 	}
+	if (lc->missing)
+		json_object_set(obj, "missing", lc->missing);
 	return stamped(obj, ctx);
 }
 

@@ -51,6 +51,7 @@ struct sink_lifecycle {
 	__u64 cgroup_id;	/* the sandbox's cgroup; 0: unknown */
 	__u32 pid;		/* the sandbox's first process; 0: unknown */
 	const char *comm;	/* its name, or NULL */
+	json_t *missing;	/* "start": the protections missing (hooks__gaps_json), or NULL; borrowed */
 };
 
 /* Values the daemon reads elsewhere and hands to the sinks that show them. */

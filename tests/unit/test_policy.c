@@ -451,6 +451,30 @@ static void test_syntax_errors(void **state)
 	expect_error("  \"x\"", "t.json:1:5: invalid JSON: '[' or '{' expected near '\"x\"'");
 }
 
+/* "acceptMissing": hooks a policy may run without; only names of hooks the programs use. */
+static void test_accept_missing(void **state)
+{
+	struct policy p = {};
+	struct policy_diag d = {};
+	(void)state;
+	assert_int_equal(policy_load_string(&p, "t.json", "{\"acceptMissing\": [\"perf_event_open\", \"bpf\", "
+					    "\"perf_event_open\"]}", &env, &d), 0);
+	assert_int_equal(p.nr_accept_missing, 2);
+	assert_string_equal(p.accept_missing[0], "perf_event_open");
+	assert_string_equal(p.accept_missing[1], "bpf");
+	assert_null(p.accept_missing[2]);
+	assert_int_equal(policy_accept_missing(&p, "cgroup/connect4"), 0);
+	assert_int_equal(p.nr_accept_missing, 3);
+	assert_int_equal(policy_accept_missing(&p, "no_such_hook"), -ENOENT);
+	assert_int_equal(p.nr_accept_missing, 3);
+	policy_free(&p);
+	expect_error("{\n  \"acceptMissing\": [\"bpf\", \"perf_event_opn\"]\n}",
+		     "t.json:2:28: 'acceptMissing[1]': \"perf_event_opn\" is not a hook of sbx-bpf's programs "
+		     "(see 'sbx-bpf hooks')");
+	expect_error("{\"acceptMissing\": \"bpf\"}",
+		     "t.json:1:19: 'acceptMissing' must be an array of strings, not a string");
+}
+
 static void test_unknown_keys(void **state)
 {
 	(void)state;
@@ -467,7 +491,7 @@ static void test_unknown_keys(void **state)
 	/* Columns count characters: "é" is one. */
 	expect_error("{\"description\": \"\xc3\xa9\", \"zzz\": 1}",
 		     "t.json:1:22: unknown key 'zzz' at the top level (known keys: version, "
-		     "description, mode, filesystem, network, limits, credentials)");
+		     "description, mode, filesystem, network, limits, credentials, acceptMissing)");
 	expect_error("{\"credentials\": {\"files\": [{\"path\": \"~/.netrc\", \"mdoe\": \"deny\"}]}}",
 		     "t.json:1:49: unknown key 'mdoe' in 'credentials.files[0]' (did you mean 'mode'?)");
 }
@@ -1862,6 +1886,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_accept_missing),
 		cmocka_unit_test(test_type_errors),
 		cmocka_unit_test(test_patterns_rejected),
 		cmocka_unit_test(test_glob_error_position),
