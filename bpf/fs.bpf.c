@@ -177,12 +177,18 @@ struct mnt_namespace___seq {
 	__u64 seq;
 } __attribute__((preserve_access_index));
 
+struct mnt_namespace___anon {
+	bool is_anon;
+} __attribute__((preserve_access_index));
+
 /*
  * Is the top mount of a walk the root of a real mount namespace? A tree cut
  * loose (umount -l: no namespace) or made with open_tree(OPEN_TREE_CLONE) or
- * fsmount (an anonymous namespace, sequence number 0 up to 6.14) would let
- * its files be named by any path the cloner likes: such paths are not judged
- * but denied.
+ * fsmount (an anonymous namespace) would let its files be named by any path
+ * the cloner likes: such paths are not judged but denied. Kernels tell an
+ * anonymous namespace by its sequence number 0 (up to 6.x), or by is_anon
+ * (7.x, which has no seq any more); a kernel with neither cannot be told
+ * apart: every such walk is unresolvable, denied.
  */
 static __always_inline bool attached(struct mount *m)
 {
@@ -190,9 +196,11 @@ static __always_inline bool attached(struct mount *m)
 
 	if (!ns)
 		return false;
+	if (bpf_core_field_exists(struct mnt_namespace___anon, is_anon))
+		return !BPF_CORE_READ((struct mnt_namespace___anon *)ns, is_anon);
 	if (bpf_core_field_exists(struct mnt_namespace___seq, seq))
 		return BPF_CORE_READ((struct mnt_namespace___seq *)ns, seq) != 0;
-	return true;
+	return false;
 }
 
 /* One step up: a component, or a mount crossing. */

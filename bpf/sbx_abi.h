@@ -308,7 +308,14 @@ enum sbx_verdict {
 #define SBX_RULE_TASK		0xfffffff2u	/* mandatory: no tracing, signalling or tuning of tasks outside, no children there */
 #define SBX_RULE_SYSTEM		0xfffffff1u	/* mandatory: no bpf, kernel loading, perf, admin capabilities, tty input */
 #define SBX_RULE_KERNEL_FILES	0xfffffff0u	/* mandatory: no writes to /proc, /sys; no /dev/mem, kmem, port */
-#define SBX_RULE_FIRST_BUILTIN	SBX_RULE_KERNEL_FILES
+/*
+ * The resolver's own refusals (userspace/dns.c), op SBX_OP_DNS: a question
+ * type or class it does not serve (arg: the type, the class in the upper 16
+ * bits when it is not IN), and queries over its rate limit.
+ */
+#define SBX_RULE_DNS_TYPE	0xffffffefu
+#define SBX_RULE_DNS_RATE	0xffffffeeu
+#define SBX_RULE_FIRST_BUILTIN	SBX_RULE_DNS_RATE
 
 /* Rule ids of network rules: a base plus the index in the policy's list. */
 #define SBX_RULE_NET_BASE	0x40000000u	/* + index into policy.net.rules (CIDR rules) */

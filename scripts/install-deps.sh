@@ -14,6 +14,8 @@ PKGS=(
 	python3-yaml
 	# VM test rig
 	qemu-system-x86 debootstrap cpio busybox-static kmod
+	# the kernels' BTF, out of their packaged vmlinuz (xz or zstd)
+	xz-utils zstd
 )
 
 missing=()

@@ -7,13 +7,17 @@
 #   scripts/vm.sh shell [KERNEL]         interactive shell in the VM with build/sbx-bpf
 #   scripts/vm.sh demo  [KERNEL]         run tests/vm/demo.sh in the VM
 #   scripts/vm.sh bench [KERNEL]         run the benchmarks (bench/*.sh, SBX_BENCH_ONLY) in the VM
+#   scripts/vm.sh btf   KERNEL           the path of KERNEL's BTF (raw), fetching it if needed
 #   scripts/vm.sh list                   the kernels this rig knows
 #
-# KERNEL is 6.1 (Debian 12, bookworm) or 6.12 (Debian 13, trixie); default: both.
+# KERNEL is 6.1 (Debian 12, bookworm), 6.12 (Debian 13, trixie) or 7.x (Debian's
+# newest, trixie-backports), each resolved to the newest package of its suite at
+# every run; default: all three.
 #
 # Layout of the cache (outside the clone, $SBX_CACHE or ~/.cache/sbx-bpf):
 #   apt/<suite>/            private apt state: lists of that suite, never the machine's sources
 #   kernel/<pkg>_<ver>/     vmlinuz + modules.cpio (the few modules tests need, with depmod data)
+#                           + vmlinux.btf (the kernel's BTF, for the host's hook check)
 #   tools/<pkg>_<ver>/      single binaries taken out of a package (promtool)
 #   rootfs/<key>.cpio       debootstrapped Debian + those binaries, key = hash of suite + package
 #                           lists + this recipe
@@ -45,9 +49,11 @@ ROOTFS_TOOLS="prometheus:promtool"
 # Modules the tests may load (dependencies come along).
 MODULES="veth dummy virtio_pci virtio_blk ext4 9p 9pnet_virtio sctp"
 RECIPE_VERSION=3
+# What a cached kernel directory holds; a change fetches every kernel again.
+KERNEL_RECIPE=2
 
-declare -A SUITE=([6.1]=bookworm [6.12]=trixie)
-KERNELS=(6.1 6.12)
+declare -A SUITE=([6.1]=bookworm [6.12]=trixie [7.x]=trixie-backports)
+KERNELS=(6.1 6.12 7.x)
 
 log() { printf 'vm: %s\n' "$*" >&2; }
 die() { printf 'vm: error: %s\n' "$*" >&2; exit 1; }
@@ -124,27 +130,65 @@ pack_modules() {
 
 # Sets KDIR to the cached kernel directory for $1 (6.1 or 6.12), fetching it if needed.
 fetch_kernel() {
-	local k=$1 suite=${SUITE[$1]:-} pkg ver tmp kver
+	local k=$1 suite=${SUITE[$1]:-} pkg ver tmp kver deb
 	[ -n "$suite" ] || die "unknown kernel '$k' (known: ${KERNELS[*]})"
 	apt_update_suite "$suite"
 	read -r pkg ver < <(kernel_pkg "$suite")
 	KDIR=$CACHE/kernel/${pkg}_$ver
 	# "ok" records the module list it was packed with: a new module repacks.
-	[ "$(cat "$KDIR/ok" 2>/dev/null)" = "$MODULES" ] && return 0
+	[ "$(cat "$KDIR/ok" 2>/dev/null)" = "$MODULES $KERNEL_RECIPE" ] && return 0
 	log "fetching $pkg $ver ($suite)"
 	tmp=$(mktemp -d)
-	(cd "$tmp" && apt_suite "$suite" apt-get -qq download "$pkg") || die "download of $pkg failed"
-	dpkg-deb -x "$tmp"/*.deb "$tmp/x"
+	(cd "$tmp" && apt_suite "$suite" apt-get -qq download $(kernel_parts "$suite" "$pkg")) ||
+		die "download of $pkg failed"
+	for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/x"; done
 	kver=$(find "$tmp/x/lib/modules" "$tmp/x/usr/lib/modules" -mindepth 1 -maxdepth 1 \
 		-printf '%f\n' 2>/dev/null | head -1 || true)
 	[ -n "$kver" ] || die "no modules directory in $pkg"
 	mkdir -p "$KDIR"
-	cp "$tmp/x/boot/vmlinuz-$kver" "$KDIR/vmlinuz"
-	cp "$tmp/x/boot/config-$kver" "$KDIR/config"
+	# The classic package holds boot/vmlinuz-*; the split one (7.x) usr/lib/modules/KVER/vmlinuz.
+	cp "$(first_of "$tmp/x"/{boot/vmlinuz-"$kver",{usr/,}lib/modules/"$kver"/vmlinuz})" "$KDIR/vmlinuz"
+	cp "$(first_of "$tmp/x"/{boot/config-"$kver",{usr/,}lib/modules/"$kver"/config})" "$KDIR/config"
+	extract_btf "$KDIR/vmlinuz" "$KDIR/vmlinux.btf"
 	pack_modules "$tmp/x" "$kver" "$KDIR/modules.cpio"
 	echo "$kver" >"$KDIR/release"
 	rm -rf "$tmp"
-	echo "$MODULES" >"$KDIR/ok"
+	echo "$MODULES $KERNEL_RECIPE" >"$KDIR/ok"
+}
+
+first_of() {
+	local f
+	for f; do [ -f "$f" ] && { echo "$f"; return 0; }; done
+	die "none of: $*"
+}
+
+# The packages that make kernel package $1 up: itself, and where it is only a
+# meta package (trixie-backports' 7.x), the image, modules and base packages
+# it depends on.
+kernel_parts() {
+	local suite=$1 pkg=$2
+	echo "$pkg"
+	apt_suite "$suite" apt-cache depends "$pkg" |
+		awk '$1 == "Depends:" && $2 ~ /^linux-(binary|modules|base)-[0-9]/ { print $2 }'
+}
+
+# The kernel's BTF out of its bzImage: find the compressed vmlinux (xz or
+# zstd, as Debian builds them) by its magic, decompress it, keep .BTF raw.
+extract_btf() {
+	local vmlinuz=$1 out=$2 tmp off magic tool
+	tmp=$(mktemp -d)
+	for magic in '\x28\xb5\x2f\xfd:zstd' '\xfd\x37\x7a\x58\x5a\x00:xz'; do
+		tool=${magic##*:}
+		for off in $(LC_ALL=C grep -obUaP "${magic%:*}" "$vmlinuz" | cut -d: -f1); do
+			# Data past the compressed stream makes the tool complain: its output is what counts.
+			tail -c +$((off + 1)) "$vmlinuz" | $tool -dc >"$tmp/vmlinux" 2>/dev/null || true
+			[ "$(head -c 4 "$tmp/vmlinux" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] || continue
+			llvm-objcopy-19 -O binary --only-section=.BTF "$tmp/vmlinux" "$out.tmp" &&
+				[ -s "$out.tmp" ] && mv "$out.tmp" "$out" && { rm -rf "$tmp"; return 0; }
+		done
+	done
+	rm -rf "$tmp"
+	die "no vmlinux with a .BTF section found in $vmlinuz"
 }
 
 # Sets TOOL to usr/bin/$2 of package $1 (rootfs suite), cached per package
@@ -267,10 +311,60 @@ report() {
 	fi
 }
 
+# Under TCG a vCPU can still run the old bytes of a kernel instruction that
+# another vCPU is patching with the kernel's int3 protocol (text_poke: every
+# BPF trampoline attach and detach, every static key flip): the guest then
+# oopses on an int3 the kernel did not place for itself. Seen at
+# bpf_lsm_file_open while a daemon attached its programs (7.x), and at
+# enqueue_entity while init flipped the CFS-bandwidth key (6.12, 9 s after
+# boot). On hardware the protocol is correct, and a fault of our programs
+# is a page fault or a BUG, never an int3 Oops: only that one is resumed.
+tcg_patch_race() {
+	grep -q 'Oops: int3' "$1" 2>/dev/null
+}
+
+# The test files the guest would run (SBX_TESTS or all), less those that finished in $1.
+unfinished() {
+	local t name
+	for t in "$ROOT"/tests/e2e/[0-9]*.sh "$ROOT"/tests/escape/[0-9]*.sh; do
+		name=$(basename "$t" .sh)
+		case " ${SBX_TESTS:-$name} " in *" $name "*) ;; *) continue ;; esac
+		grep -q "^INFO $name/took " "$1" 2>/dev/null || printf '%s ' "$name"
+	done
+}
+
+# Boot kernel $1's suite; after a TCG patch race, boot again for the files
+# that had not finished (at most twice), saying so. Results: results.txt.
+suite() {
+	local k=$1 dir=$OUT/$1 all rest tries=0
+	all=$(mktemp)
+	boot "$k" test
+	while :; do
+		tr -d '\r' <"$dir/results.txt" | grep -v '^SUITE-' >>"$all"
+		grep -q '^SUITE-DONE' "$dir/results.txt" 2>/dev/null && break
+		tcg_patch_race "$dir/console.log" && [ $tries -lt 2 ] || break
+		rest=$(unfinished "$all")
+		[ -n "$rest" ] || break
+		tries=$((tries + 1))
+		echo "INFO vm/resumed after a TCG code-patching race ($(grep -m1 -o 'RIP: 0010:[a-z_0-9.]*+0x[0-9a-f]*' \
+			"$dir/console.log")); again: $rest" >>"$all"
+		cp "$dir/console.log" "$dir/console.$tries.log"
+		SBX_TESTS=$rest boot "$k" test
+	done
+	{ echo "SUITE-START"; cat "$all"; grep -h '^SUITE-DONE' "$dir/results.txt"; } >"$dir/results.all"
+	mv "$dir/results.all" "$dir/results.txt"
+	rm -f "$all"
+}
+
 cmd_test() {
-	local k
+	local k t0
 	[ $# -gt 0 ] || set -- "${KERNELS[@]}"
-	for k in "$@"; do boot "$k" test; report "$k"; done
+	for k in "$@"; do
+		t0=$SECONDS
+		suite "$k"
+		report "$k"
+		echo "INFO [$k] vm/took $((SECONDS - t0)) s wall on $(cat "$KDIR/release") (fetch, boot, suite)"
+	done
 }
 
 main() {
@@ -284,9 +378,12 @@ main() {
 	test) cmd_test "$@" ;;
 	shell) boot "${1:-6.12}" shell ;;
 	demo)
+		# Success only when the demo itself says enforcement loaded and denied (demo.sh).
 		boot "${1:-6.12}" demo
 		tr -d '\r' <"$OUT/${1:-6.12}/results.txt"
-		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" ;;
+		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" &&
+			grep -q '^DEMO-OK' "$OUT/${1:-6.12}/results.txt" ||
+			die "the demo did not show enforcement on ${1:-6.12} (see DEMO-FAIL above and $OUT/${1:-6.12}/console.log)" ;;
 	bench)
 		# Every benchmark in one boot: more than a test run under TCG.
 		[ -n "${SBX_VM_TIMEOUT:-}" ] || VM_TIMEOUT=5400
@@ -295,7 +392,11 @@ main() {
 		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" &&
 			! grep -q '^FAIL' "$OUT/${1:-6.12}/results.txt" ;;
 	list) printf '%s\n' "${KERNELS[@]}" ;;
-	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	btf)
+		[ $# -eq 1 ] || die "usage: scripts/vm.sh btf KERNEL"
+		fetch_kernel "$1"
+		echo "$KDIR/vmlinux.btf" ;;
+	*) sed -n '2,18s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 }
 

@@ -8,7 +8,7 @@
 #   bpf   BPF decision logic in the host kernel via BPF_PROG_TEST_RUN
 #   host  the real binary on this host (CLI contract, doctor's verdict)
 #   fuzz  each libFuzzer target (build/fuzz/fuzz_*, `make fuzz-build`) for
-#         SBX_FUZZ_SECONDS (60) from its seeds in tests/fuzz/corpus/; a crash, a
+#         SBX_FUZZ_SECONDS (30) from its seeds in tests/fuzz/corpus/; a crash, a
 #         leak or a broken invariant fails it, with the input that did it
 #   vm    the e2e suite as root in QEMU, on every kernel of scripts/vm.sh
 set -uo pipefail
@@ -72,7 +72,7 @@ run_fuzzer() {
 
 	mkdir -p "$work" "$art"
 	[ -f "$ROOT/tests/fuzz/$name.dict" ] && dict=(-dict="$ROOT/tests/fuzz/$name.dict")
-	out=$("$bin" -max_total_time="${SBX_FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	out=$("$bin" -max_total_time="${SBX_FUZZ_SECONDS:-30}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$art" "${dict[@]}" "$work" "$ROOT/tests/fuzz/corpus/$name" 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then
@@ -104,5 +104,6 @@ for layer in "$@"; do
 	count "$layer" < <("layer_$layer" 2>&1)
 	echo "$layer: took $((SECONDS - start))s"
 done
+echo "total: took ${SECONDS}s ($*)"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

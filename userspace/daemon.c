@@ -483,7 +483,21 @@ static long long live_grants(struct sbx_loader *l)
 	return n;
 }
 
-static void gauges(struct sbx_loader *l, struct sink_set *set)
+/* What the attached cgroups' resolvers counted, into @g. */
+static void dns_gauges(const struct resolvers *rs, struct sink_gauges *g)
+{
+	static struct resolver_counts c[SINK_MAX_RESOLVERS];
+	size_t n = resolvers_counts(rs, c, SINK_MAX_RESOLVERS);
+
+	g->nr_dns = n < SINK_MAX_RESOLVERS ? n : SINK_MAX_RESOLVERS;
+	for (unsigned int i = 0; i < g->nr_dns; i++)
+		g->dns[i] = (struct sink_dns_count){ .cgroup_id = c[i].cgid, .queries = c[i].c.queries,
+						     .refused_names = c[i].c.refused_names,
+						     .refused_types = c[i].c.refused_types,
+						     .rate_limited = c[i].c.rate_limited };
+}
+
+static void gauges(struct sbx_loader *l, const struct resolvers *rs, struct sink_set *set)
 {
 	static struct sink_gauges g;
 	__u32 used, max;
@@ -503,6 +517,7 @@ static void gauges(struct sbx_loader *l, struct sink_set *set)
 	if (!loader__fill(l, LOADER_FILL_SANDBOXES, &used, &max))
 		g.policies = used;
 	g.grants = live_grants(l);
+	dns_gauges(rs, &g);
 	sink_set_gauges(set, &g);
 }
 
@@ -698,7 +713,7 @@ static void serve_second(struct sbx_loader *l, struct event_sink *sink, struct d
 {
 	gap_tick(gap, l, sink, out);
 	if (out->set)
-		gauges(l, out->set);
+		gauges(l, out->rs, out->set);
 	resolvers_tick(out->rs);
 	sync_resolvers(out->rs);
 }
@@ -928,6 +943,22 @@ static json_t *daemon_health(int pid, const char *socket)
 	return json_pack("{s:i, s:s}", "pid", pid, "socket_error", msg);
 }
 
+/* One line per resolver: what it was asked and what it refused. */
+static void print_resolvers(const json_t *rs)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(rs, i, r) {
+		const json_t *c = json_object_get(r, "counters");
+#define N(k) json_integer_value(json_object_get(c, k))
+		printf("  cgroup %lld: %lld queries, refused %lld names, %lld types, %lld over the rate limit\n",
+		       json_integer_value(json_object_get(r, "cgroup_id")), N("queries"), N("refused_names"),
+		       N("refused_types"), N("rate_limited"));
+#undef N
+	}
+}
+
 static void print_daemon(const json_t *d)
 {
 	const char *err = json_string_value(json_object_get(d, "socket_error"));
@@ -949,6 +980,7 @@ static void print_daemon(const json_t *d)
 	       json_integer_value(json_object_get(d, "lines_dropped")));
 	printf("resolvers:   %zu (attached cgroups with domain rules)\n",
 	       json_array_size(json_object_get(d, "resolvers")));
+	print_resolvers(json_object_get(d, "resolvers"));
 }
 
 /* `status`: is enforcement pinned, how full are the maps, is a daemon collecting. */

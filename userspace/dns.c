@@ -8,13 +8,22 @@
  * two- and four-byte reads. glibc keeps dn_expand() and dn_comp() in libc
  * itself, so the static link needs no libresolv.
  *
- * A query's life: serve_query() judges the name; a denied one is answered
- * NXDOMAIN at once, an allowed one becomes a struct dns_query and goes to
- * the first upstream server with an id of ours (query_send); the answer is
- * matched by id, server and question (upstream_answer), its addresses are
- * installed (install_answer) and only then is it passed on with the
- * client's id (query_answer). Nothing blocks except the TCP retry of a
- * truncated answer for a TCP client (tcp_exchange).
+ * Nothing a client sends is passed on: an EDNS option, a header bit, the
+ * letter case of a name or an extra record would each carry data past the
+ * policy (issue 16). dns_ask_read() takes the one question out of a query,
+ * dns_ask_query() composes the query we send from it alone, and
+ * dns_ask_answer() composes the client's answer around the upstream's A,
+ * AAAA and CNAME records, its question echoed as the client wrote it.
+ *
+ * A query's life: serve_query() counts it against the rate limit, reads it
+ * and judges the name; a denied one is answered NXDOMAIN at once, a type
+ * that is not served NOTIMP (or an empty answer), an allowed one becomes a
+ * struct dns_query and its canonical query goes to the first upstream
+ * server with an id of ours (query_send); the answer is matched by id,
+ * server and question (upstream_answer), its addresses are installed
+ * (install_answer) and only then is the client's answer composed and sent
+ * (query_answer). Nothing blocks except the TCP retry of a truncated
+ * answer for a TCP client (tcp_exchange).
  */
 #include <arpa/inet.h>
 #include <arpa/nameser.h>
@@ -29,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "dns.h"
 #include "util.h"
 
@@ -40,14 +51,19 @@
 #define BATCH		64	/* datagrams or connections taken per wakeup of one socket */
 #define CONN_OUT_MAX	(4 * (MSG_MAX + 2))	/* replies a TCP client may leave unread */
 #define RESOLV_CONF_MAX	16384
+#define DNPTRS		64	/* names dn_comp() may point back to in one answer */
+#define OPT_LEN		11	/* an OPT record without options */
+#define T_SVCB		64	/* RFC 9460; not in glibc's nameser.h */
+#define T_HTTPS		65
 
-/* Header bits (RFC 1035 4.1.1): byte 2, byte 3. */
-#define H_QR		0x80
-#define H_OPCODE	0x78
-#define H_TC		0x02
-#define H_RD		0x01
-#define H_RA		0x80
-#define H_CD		0x10
+/* Header bits, bytes 2 and 3 as one word (RFC 1035 4.1.1). */
+#define F_QR		0x8000
+#define F_OPCODE	0x7800
+#define F_TC		0x0200
+#define F_RD		0x0100
+#define F_RA		0x0080
+#define F_CD		0x0010
+#define F_RCODE		0x000f
 
 /* Where a query came from, and so where its answer goes. */
 struct dns_peer {
@@ -60,18 +76,23 @@ struct dns_peer {
 	__u32 gen;
 };
 
-/* A query being judged, or forwarded and waiting for its answer. */
+/* What a query sent upstream, and the client's question its answer is composed for. */
+struct dns_sent {
+	struct dns_ask ask;
+	size_t len;
+	__u8 msg[DNS_QUERY_MAX];	/* dns_ask_query(): our id */
+};
+
+/* A query being judged, or sent upstream and waiting for its answer. */
 struct dns_query {
 	bool used;
 	bool install;		/* an allowed name: install the answer's addresses */
 	__u16 id;		/* ours, as sent upstream */
-	__u16 client_id;
 	unsigned tried;		/* bit i: sent to servers[i] (their answers are accepted) */
 	int next;		/* the server to try next */
 	__u64 deadline;		/* CLOCK_MONOTONIC ns: SERVFAIL */
 	__u64 retry_at;		/* CLOCK_MONOTONIC ns: on to the next server */
-	__u8 *msg;		/* the query as sent upstream (our id) */
-	size_t len;
+	struct dns_sent *sent;
 	__u32 domain_id;
 	__u32 rule_id;
 	__u16 lo, hi;
@@ -113,12 +134,32 @@ struct dns_rr {
 	__u16 rdlen;
 };
 
+/* The question name and the names its CNAMEs lead to, in one answer. */
+struct dns_chain {
+	int n;
+	char name[CNAME_MAX][NS_MAXDNAME];
+};
+
+/* An answer being composed: @out up to @end, names compressed against the ones already in it. */
+struct writer {
+	__u8 *out;
+	size_t n, end;
+	__u8 *dnptrs[DNPTRS];
+	unsigned min_ttl, max_ttl;	/* seconds */
+};
+
 struct dns_resolver {
 	const struct dns_ops *ops;
 	void *ctx;
 	__u64 cgid;
 	bool audit;
 	__u64 min_ttl, max_ttl, timeout;	/* ns */
+	unsigned min_ttl_s, max_ttl_s;
+	__u64 rate_interval, rate_tau;	/* ns: between queries, and the burst's head start */
+	__u64 tat;			/* ops clock ns: the rate limit's theoretical arrival time */
+	__u64 rate_quiet_until;		/* ops clock ns: refusals until then go into the summary */
+	__u64 rate_suppressed;
+	struct dns_counters counters;
 	struct sockaddr_storage servers[DNS_MAX_SERVERS];
 	int nservers;
 	int udp[2], tcp[2], up[2];	/* [0] IPv4, [1] IPv6; -1: none */
@@ -137,8 +178,9 @@ struct dns_resolver {
 	unsigned nrnd;
 	__u8 buf[MSG_MAX + 1];		/* the message being read */
 	__u8 out[MSG_MAX + 1];		/* the reply being built */
-	char chain[CNAME_MAX][NS_MAXDNAME];
+	struct dns_chain chain;
 	struct sbx_event ev;
+	struct sbx_event rate_ev;	/* the rate limit's last event, for its summary */
 };
 
 /* --- small helpers ---------------------------------------------------------- */
@@ -157,6 +199,12 @@ static void put16(__u8 *p, unsigned v)
 {
 	p[0] = v >> 8;
 	p[1] = v;
+}
+
+static void put32(__u8 *p, __u32 v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
 }
 
 static __u64 clock_ns(clockid_t id)
@@ -340,30 +388,6 @@ static int load_servers(struct dns_resolver *r, const struct dns_config *cfg)
 
 /* --- messages ------------------------------------------------------------------ */
 
-/* Where the OPT record (EDNS) of a query would end, or 0 if @m is no valid one. */
-static size_t opt_end(const __u8 *m, size_t len, size_t off)
-{
-	/* Root owner (one zero byte), type OPT, then class, TTL, rdlength and rdata. */
-	if (off + 11 > len || m[off] != 0 || get16(m + off + 1) != ns_t_opt)
-		return 0;
-	return off + 11 + get16(m + off + 9);
-}
-
-/*
- * A query is exactly a header, one question and at most one OPT record:
- * anything more (answer or authority records, other additional records,
- * trailing bytes) would be forwarded upstream with an allowed name, a
- * channel for data the policy never saw. 0 or -EBADMSG.
- */
-static int query_shape(const __u8 *m, size_t len, size_t question_end)
-{
-	if (get16(m + 6) || get16(m + 8) || get16(m + 10) > 1)
-		return -EBADMSG;
-	if (get16(m + 10) == 1)
-		question_end = opt_end(m, len, question_end);
-	return question_end && question_end == len ? 0 : -EBADMSG;
-}
-
 /* The one question of @m. 0 or -EBADMSG. */
 static int parse_question(const __u8 *m, size_t len, struct dns_question *q)
 {
@@ -378,15 +402,6 @@ static int parse_question(const __u8 *m, size_t len, struct dns_question *q)
 	q->class = get16(m + NS_HFIXEDSZ + n + 2);
 	q->end = NS_HFIXEDSZ + n + NS_QFIXEDSZ;
 	return 0;
-}
-
-/* Do @a and @b ask the same question? Names compare without case (RFC 4343). */
-static bool same_question(const __u8 *a, size_t alen, const __u8 *b, size_t blen)
-{
-	struct dns_question qa, qb;
-
-	return !parse_question(a, alen, &qa) && !parse_question(b, blen, &qb) &&
-	       qa.type == qb.type && qa.class == qb.class && !strcasecmp(qa.name, qb.name);
 }
 
 /* The resource record at *@off, which moves past it. 0 or -EBADMSG. */
@@ -410,33 +425,14 @@ static int read_rr(const __u8 *m, size_t len, size_t *off, struct dns_rr *rr)
 	return *off > len ? -EBADMSG : 0;
 }
 
-/*
- * A reply to @query with nothing but @rcode and its question (when it has a
- * readable one), into r->out. RD and CD are echoed and RA set, as any
- * recursive resolver answers. Returns the length.
- */
-static size_t make_reply(struct dns_resolver *r, const __u8 *query, size_t len, __u16 id, int rcode)
+static bool host_char(char c)
 {
-	struct dns_question q;
-	__u8 *o = r->out;
-	size_t n = NS_HFIXEDSZ;
-	int c;
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
 
-	memset(o, 0, NS_HFIXEDSZ);
-	put16(o, id);
-	o[2] = H_QR | (query[2] & (H_OPCODE | H_RD));
-	o[3] = H_RA | (query[3] & H_CD) | rcode;
-	if (parse_question(query, len, &q))
-		return n;
-	/* Written afresh, so a compression pointer in the query cannot point into our header. */
-	c = dn_comp(q.name, o + n, MSG_MAX - n - NS_QFIXEDSZ, NULL, NULL);
-	if (c < 0)
-		return n;
-	n += c;
-	put16(o + n, q.type);
-	put16(o + n + 2, q.class);
-	put16(o + 4, 1);
-	return n + NS_QFIXEDSZ;
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
 }
 
 /*
@@ -452,7 +448,7 @@ static bool host_name(const char *in, char *out, size_t sz)
 	size_t i;
 
 	for (i = 0; in[i] && i + 1 < sz; i++) {
-		char c = in[i] >= 'A' && in[i] <= 'Z' ? in[i] - 'A' + 'a' : in[i];
+		char c = lower(in[i]);
 
 		out[i] = c;
 		if (c == '.') {
@@ -460,11 +456,402 @@ static bool host_name(const char *in, char *out, size_t sz)
 			label_start = true;
 			continue;
 		}
-		ok &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+		ok &= host_char(c);
 		label_start = false;
 	}
 	out[i] = '\0';
 	return ok && !label_start && !in[i];
+}
+
+/* --- the message layer: what is read from clients, sent upstream, composed back --------------- */
+
+/* Our OPT record (RFC 6891): root owner, our UDP size, rcode, version and flags 0 (no DO), no options. */
+static size_t put_opt(__u8 *p)
+{
+	p[0] = 0;
+	put16(p + 1, ns_t_opt);
+	put16(p + 3, DNS_EDNS_UDP);
+	memset(p + 5, 0, OPT_LEN - 5);
+	return OPT_LEN;
+}
+
+/*
+ * The question of @m (exactly one) into @a, *@off past it. The name is
+ * written afresh from its expanded form: compression pointers of the
+ * client's never survive. 0 or -EBADMSG.
+ */
+static int ask_question(const __u8 *m, size_t len, struct dns_ask *a, size_t *off)
+{
+	char name[NS_MAXDNAME];
+	int n, c;
+
+	if (get16(m + 4) != 1)
+		return -EBADMSG;
+	n = dn_expand(m, m + len, m + NS_HFIXEDSZ, name, sizeof(name));
+	if (n < 0 || NS_HFIXEDSZ + (size_t)n + NS_QFIXEDSZ > len)
+		return -EBADMSG;
+	c = dn_comp(name, a->qname, sizeof(a->qname), NULL, NULL);
+	if (c <= 0)
+		return -EBADMSG;
+	a->qname_len = c;
+	a->type = get16(m + NS_HFIXEDSZ + n);
+	a->class = get16(m + NS_HFIXEDSZ + n + 2);
+	*off = NS_HFIXEDSZ + n + NS_QFIXEDSZ;
+	return 0;
+}
+
+/*
+ * The additional records from @off to the end of @m: at most one OPT,
+ * owned by the root (RFC 6891 6.1.1), whose UDP size is noted; the others
+ * are only read. Bytes past the last record: -EBADMSG.
+ */
+static int ask_additional(const __u8 *m, size_t len, size_t off, struct dns_ask *a)
+{
+	unsigned i, arcount = get16(m + 10);
+	struct dns_rr rr;
+
+	for (i = 0; i < arcount; i++) {
+		if (read_rr(m, len, &off, &rr))
+			return -EBADMSG;
+		if (rr.type != ns_t_opt)
+			continue;
+		if (a->edns || rr.owner[0])
+			return -EBADMSG;
+		a->edns = true;
+		a->udp_max = rr.class > NS_PACKETSZ ? rr.class : NS_PACKETSZ;
+	}
+	return off == len ? 0 : -EBADMSG;
+}
+
+int dns_ask_read(const __u8 *m, size_t len, struct dns_ask *a)
+{
+	size_t off = 0;
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->udp_max = NS_PACKETSZ;
+	if (len < NS_HFIXEDSZ)
+		return -EBADMSG;
+	a->id = get16(m);
+	a->flags = get16(m + 2) & (F_OPCODE | F_RD | F_CD);
+	if (get16(m + 2) & F_QR)
+		return -EBADMSG;
+	err = ask_question(m, len, a, &off);	/* first: even NOTIMP echoes the question */
+	if (a->flags & F_OPCODE)
+		return -EOPNOTSUPP;
+	if (!err && (get16(m + 6) || get16(m + 8)))
+		err = -EBADMSG;		/* a query has no answer or authority records */
+	if (!err)
+		err = ask_additional(m, len, off, a);
+	if (err) {
+		a->edns = false;
+		a->udp_max = NS_PACKETSZ;
+	}
+	return err;
+}
+
+enum served { SERVED, EMPTY, NOT_SERVED };
+
+/*
+ * The questions an allow-list needs: A, AAAA, and CNAME (the aliases that
+ * lead to addresses), class IN. HTTPS and SVCB, which browsers and curl
+ * ask beside A and AAAA, get an empty NOERROR, so that the client goes on
+ * with A and AAAA at once; every other type or class gets NOTIMP. Both
+ * are refusals: TXT, NULL, HTTPS and the like carry arbitrary data.
+ */
+static enum served served(const struct dns_ask *a)
+{
+	if (a->class != ns_c_in)
+		return NOT_SERVED;
+	switch (a->type) {
+	case ns_t_a:
+	case ns_t_aaaa:
+	case ns_t_cname:
+		return SERVED;
+	case T_SVCB:
+	case T_HTTPS:
+		return EMPTY;
+	}
+	return NOT_SERVED;
+}
+
+/*
+ * @a's name as it goes upstream, into @out: every label lowered and made
+ * of letters, digits, '-' and '_' only (host_name()'s rule, on the wire
+ * form), so the letter case (0x20) carries nothing. Its length or -EINVAL.
+ */
+static int canonical_name(const struct dns_ask *a, __u8 *out)
+{
+	size_t i = 0, end;
+
+	while (i < a->qname_len && a->qname[i]) {
+		end = i + 1 + a->qname[i];
+		if (a->qname[i] > NS_MAXLABEL || end >= a->qname_len)
+			return -EINVAL;
+		out[i] = a->qname[i];
+		for (i++; i < end; i++) {
+			out[i] = lower(a->qname[i]);
+			if (!host_char(out[i]))
+				return -EINVAL;
+		}
+	}
+	if (!i || i + 1 != a->qname_len)
+		return -EINVAL;		/* the root alone, or bytes past the name */
+	out[i] = 0;
+	return a->qname_len;
+}
+
+int dns_ask_query(const struct dns_ask *a, __u16 id, __u8 *out, size_t size)
+{
+	size_t n = NS_HFIXEDSZ;
+	int c;
+
+	if (served(a) != SERVED)
+		return -EINVAL;
+	if (size < (size_t)NS_HFIXEDSZ + a->qname_len + NS_QFIXEDSZ + OPT_LEN)
+		return -ENOSPC;
+	c = canonical_name(a, out + n);
+	if (c < 0)
+		return c;
+	n += c;
+	memset(out, 0, NS_HFIXEDSZ);
+	put16(out, id);
+	put16(out + 2, F_RD);
+	put16(out + 4, 1);
+	put16(out + 10, 1);
+	put16(out + n, a->type);
+	put16(out + n + 2, ns_c_in);
+	n += NS_QFIXEDSZ;
+	return n + put_opt(out + n);
+}
+
+/* The smallest answer to @a: header, question, OPT. */
+static size_t reply_min(const struct dns_ask *a)
+{
+	return NS_HFIXEDSZ + (a->qname_len ? a->qname_len + NS_QFIXEDSZ : 0) + (a->edns ? OPT_LEN : 0);
+}
+
+/*
+ * Header and question of an answer to @a. Opcode, RD and CD are echoed and
+ * RA set, as any recursive resolver answers; the question is the client's,
+ * letter case included (stubs that use 0x20 check it). Its length.
+ */
+static size_t reply_head(const struct dns_ask *a, int rcode, __u8 *out)
+{
+	size_t n = NS_HFIXEDSZ;
+
+	memset(out, 0, NS_HFIXEDSZ);
+	put16(out, a->id);
+	put16(out + 2, F_QR | F_RA | a->flags | (rcode & F_RCODE));
+	if (!a->qname_len)
+		return n;
+	put16(out + 4, 1);
+	memcpy(out + n, a->qname, a->qname_len);
+	n += a->qname_len;
+	put16(out + n, a->type);
+	put16(out + n + 2, a->class);
+	return n + NS_QFIXEDSZ;
+}
+
+/* Our OPT record ends the answer to a client that sent one (RFC 6891 7). The length. */
+static size_t reply_end(const struct dns_ask *a, __u8 *out, size_t n)
+{
+	if (!a->edns)
+		return n;
+	put16(out + 10, 1);
+	return n + put_opt(out + n);
+}
+
+int dns_ask_reply(const struct dns_ask *a, int rcode, __u8 *out, size_t size)
+{
+	if (size < reply_min(a))
+		return -ENOSPC;
+	return reply_end(a, out, reply_head(a, rcode, out));
+}
+
+static bool on_chain(const struct dns_chain *c, const char *name)
+{
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		if (!strcasecmp(c->name[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * The question name and every name its CNAMEs lead to in the answer
+ * section (whatever the order of the records), into @c. Every answer
+ * record is read, so a malformed one is found here. 0 or -EBADMSG.
+ */
+static int build_chain(struct dns_chain *c, const __u8 *m, size_t len, const struct dns_question *q)
+{
+	unsigned i, ancount = get16(m + 6);
+	char target[NS_MAXDNAME];
+	struct dns_rr rr;
+	bool grew = true;
+	size_t off;
+
+	strcpy(c->name[0], q->name);
+	c->n = 1;
+	while (grew) {
+		grew = false;
+		for (i = 0, off = q->end; i < ancount; i++) {
+			if (read_rr(m, len, &off, &rr))
+				return -EBADMSG;
+			if (rr.type != ns_t_cname || rr.class != ns_c_in || c->n == CNAME_MAX ||
+			    !on_chain(c, rr.owner))
+				continue;
+			if (dn_expand(m, m + len, rr.rdata, target, sizeof(target)) != rr.rdlen)
+				return -EBADMSG;
+			if (on_chain(c, target))
+				continue;
+			strcpy(c->name[c->n++], target);
+			grew = true;
+		}
+	}
+	return 0;
+}
+
+/* Is @m an answer to the question dns_ask_query(@a) sent? Its question into @qu. */
+static bool answers(const struct dns_ask *a, const __u8 *m, size_t len, struct dns_question *qu)
+{
+	char name[NS_MAXDNAME];
+
+	if (len < NS_HFIXEDSZ || !(get16(m + 2) & F_QR) || parse_question(m, len, qu))
+		return false;
+	if (dn_expand(a->qname, a->qname + a->qname_len, a->qname, name, sizeof(name)) < 0)
+		return false;
+	return qu->type == a->type && qu->class == ns_c_in && !strcasecmp(qu->name, name);
+}
+
+static int put_bytes(struct writer *w, const void *p, size_t len)
+{
+	if (w->end - w->n < len)
+		return -EMSGSIZE;
+	memcpy(w->out + w->n, p, len);
+	w->n += len;
+	return 0;
+}
+
+/* @name written afresh, compressed against the names before it. */
+static int put_name(struct writer *w, const char *name)
+{
+	int c = dn_comp(name, w->out + w->n, w->end - w->n, w->dnptrs, w->dnptrs + DNPTRS);
+
+	if (c < 0)
+		return -EMSGSIZE;
+	w->n += c;
+	return 0;
+}
+
+/*
+ * @rr of @m, composed anew: names written by us, class IN, the TTL
+ * clamped to what the kernel keeps the address open (a client that caches
+ * it longer would be refused), the address or the CNAME target. 0,
+ * -EMSGSIZE when it does not fit, -EBADMSG.
+ */
+static int put_rr(struct writer *w, const __u8 *m, size_t len, const struct dns_rr *rr)
+{
+	__u32 ttl = rr->ttl < w->min_ttl ? w->min_ttl : rr->ttl > w->max_ttl ? w->max_ttl : rr->ttl;
+	char target[NS_MAXDNAME];
+	__u8 fixed[NS_RRFIXEDSZ];
+	size_t rdata;
+	int err;
+
+	put16(fixed, rr->type);
+	put16(fixed + 2, ns_c_in);
+	put32(fixed + 4, ttl);
+	put16(fixed + 8, 0);
+	err = put_name(w, rr->owner) ?: put_bytes(w, fixed, sizeof(fixed));
+	if (err)
+		return err;
+	rdata = w->n;
+	if (rr->type != ns_t_cname)
+		err = put_bytes(w, rr->rdata, rr->rdlen);
+	else if (dn_expand(m, m + len, rr->rdata, target, sizeof(target)) != rr->rdlen)
+		err = -EBADMSG;
+	else
+		err = put_name(w, target);
+	if (!err)
+		put16(w->out + rdata - 2, w->n - rdata);
+	return err;
+}
+
+/* Is @rr one the client gets: an A, AAAA or CNAME record of class IN, of a name on the chain? */
+static bool keep_rr(const struct dns_chain *c, const struct dns_rr *rr)
+{
+	if (rr->class != ns_c_in || !on_chain(c, rr->owner))
+		return false;
+	return (rr->type == ns_t_a && rr->rdlen == 4) || (rr->type == ns_t_aaaa && rr->rdlen == 16) ||
+	       rr->type == ns_t_cname;
+}
+
+/* The records of @m's answer section (from @off) the client gets. 0, -EMSGSIZE or -EBADMSG. */
+static int put_answers(struct writer *w, const __u8 *m, size_t len, size_t off, const struct dns_chain *c)
+{
+	unsigned i, ancount = get16(m + 6), kept = 0;
+	struct dns_rr rr;
+	int err;
+
+	for (i = 0; i < ancount; i++) {
+		if (read_rr(m, len, &off, &rr))
+			return -EBADMSG;
+		if (!keep_rr(c, &rr))
+			continue;
+		err = put_rr(w, m, len, &rr);
+		if (err)
+			return err;
+		kept++;
+	}
+	put16(w->out + 6, kept);
+	return 0;
+}
+
+/* The rcodes a client gets from upstream; any other (FORMERR for our query…) is SERVFAIL to it. */
+static int client_rcode(const __u8 *m)
+{
+	int rcode = get16(m + 2) & F_RCODE;
+
+	return rcode == ns_r_noerror || rcode == ns_r_nxdomain || rcode == ns_r_refused ? rcode : ns_r_servfail;
+}
+
+int dns_ask_answer(const struct dns_ask *a, const __u8 *m, size_t len, unsigned min_ttl, unsigned max_ttl,
+		   size_t max, __u8 *out, size_t size)
+{
+	struct writer w = { .out = out, .min_ttl = min_ttl, .max_ttl = max_ttl };
+	_cleanup_free_ struct dns_chain *c = NULL;
+	struct dns_question qu;
+	size_t head;
+	int err = -EMSGSIZE;
+
+	if (!a->qname_len || !answers(a, m, len, &qu))
+		return -EBADMSG;
+	if (size < reply_min(a))
+		return -ENOSPC;
+	if (max > size)
+		max = size;
+	if (max < reply_min(a))
+		max = reply_min(a);
+	w.end = max - (a->edns ? OPT_LEN : 0);	/* room for our OPT record */
+	head = w.n = reply_head(a, client_rcode(m), out);
+	w.dnptrs[0] = out;
+	w.dnptrs[1] = out + NS_HFIXEDSZ;	/* the question's name: later ones point to it */
+	if (!(get16(m + 2) & F_TC)) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		err = build_chain(c, m, len, &qu) ?: put_answers(&w, m, len, qu.end, c);
+	}
+	if (err == -EMSGSIZE) {
+		/* Too long for the client, or truncated upstream: TC and no records; it asks over TCP. */
+		w.n = head;
+		put16(out + 2, get16(out + 2) | F_TC);
+		put16(out + 6, 0);
+	} else if (err) {
+		return err;
+	}
+	return reply_end(a, out, w.n);
 }
 
 /* --- domain ids ------------------------------------------------------------------ */
@@ -672,50 +1059,6 @@ static void expire_addrs(struct dns_resolver *r)
 
 /* --- answers ---------------------------------------------------------------------- */
 
-static bool on_chain(const struct dns_resolver *r, int n, const char *name)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strcasecmp(r->chain[i], name))
-			return true;
-	return false;
-}
-
-/*
- * The question name and every name its CNAMEs lead to in the answer
- * section (whatever the order of the records), into r->chain. Returns how
- * many, or -EBADMSG.
- */
-static int build_chain(struct dns_resolver *r, const __u8 *m, size_t len, const struct dns_question *q)
-{
-	unsigned i, ancount = get16(m + 6);
-	char target[NS_MAXDNAME];
-	struct dns_rr rr;
-	bool grew = true;
-	size_t off;
-	int n = 1, c;
-
-	strcpy(r->chain[0], q->name);
-	while (grew && n < CNAME_MAX) {
-		grew = false;
-		for (i = 0, off = q->end; i < ancount && n < CNAME_MAX; i++) {
-			if (read_rr(m, len, &off, &rr))
-				return -EBADMSG;
-			if (rr.type != ns_t_cname || rr.class != ns_c_in || !on_chain(r, n, rr.owner))
-				continue;
-			c = dn_expand(m, m + len, rr.rdata, target, sizeof(target));
-			if (c < 0 || c > rr.rdlen)
-				return -EBADMSG;
-			if (on_chain(r, n, target))
-				continue;
-			strcpy(r->chain[n++], target);
-			grew = true;
-		}
-	}
-	return n;
-}
-
 static __u64 clamp_ttl(const struct dns_resolver *r, __u32 ttl)
 {
 	__u64 ns = (__u64)ttl * NS_PER_S;
@@ -723,11 +1066,6 @@ static __u64 clamp_ttl(const struct dns_resolver *r, __u32 ttl)
 	return ns < r->min_ttl ? r->min_ttl : ns > r->max_ttl ? r->max_ttl : ns;
 }
 
-/*
- * Install every A and AAAA record of the answer owned by a name on the
- * question's CNAME chain. Records for other names (an upstream may add
- * them) open nothing. 0 or -errno: -EBADMSG for a malformed answer.
- */
 /*
  * Addresses no answer opens: unspecified (0.0.0.0/8, ::, which reach this
  * host) and link-local (169.254.0.0/16 holds cloud metadata services,
@@ -745,6 +1083,11 @@ static bool never_opened(const __u8 a[16])
 	return !memcmp(a, any, 16) || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
 }
 
+/*
+ * Install every A and AAAA record of the answer owned by a name on the
+ * question's CNAME chain. Records for other names (an upstream may add
+ * them) open nothing. 0 or -errno: -EBADMSG for a malformed answer.
+ */
 static int install_answer(struct dns_resolver *r, const __u8 *m, size_t len, const struct dns_query *q)
 {
 	unsigned i, ancount = get16(m + 6);
@@ -753,17 +1096,14 @@ static int install_answer(struct dns_resolver *r, const __u8 *m, size_t len, con
 	__u8 addr[16];
 	__u64 now = boot_now(r);
 	size_t off;
-	int n, err;
+	int err;
 
-	if (parse_question(m, len, &qu))
+	if (parse_question(m, len, &qu) || build_chain(&r->chain, m, len, &qu))
 		return -EBADMSG;
-	n = build_chain(r, m, len, &qu);
-	if (n < 0)
-		return n;
 	for (i = 0, off = qu.end; i < ancount; i++) {
 		if (read_rr(m, len, &off, &rr))
 			return -EBADMSG;
-		if (rr.class != ns_c_in || !on_chain(r, n, rr.owner))
+		if (rr.class != ns_c_in || !on_chain(&r->chain, rr.owner))
 			continue;
 		if (rr.type == ns_t_a && rr.rdlen == 4) {
 			memcpy(addr, v4mapped, sizeof(v4mapped));
@@ -785,17 +1125,19 @@ static int install_answer(struct dns_resolver *r, const __u8 *m, size_t len, con
 /* --- events ---------------------------------------------------------------------- */
 
 /*
- * A refused query (or, in audit mode, one that would have been). error is
- * 0: the client is not refused a system call, it gets NXDOMAIN (or
+ * The event of a refused query (or, in audit mode, one that would have
+ * been), in r->ev; NULL when nobody listens. error is 0: the client is not
+ * refused a system call, it gets an answer (NXDOMAIN, NOTIMP, REFUSED,
  * SERVFAIL). The resolver's own view of addresses says nothing, so the
  * network fields stay empty.
  */
-static void report(struct dns_resolver *r, const struct dns_query *q, const char *name, __u32 rule_id)
+static struct sbx_event *event_for(struct dns_resolver *r, const struct dns_query *q, const char *name,
+				   __u32 rule_id, __u32 verdict)
 {
 	struct sbx_event *ev = &r->ev;
 
 	if (!r->ops->event)
-		return;
+		return NULL;
 	memset(ev, 0, sizeof(*ev));
 	ev->ts_ns = mono_now();
 	ev->cgroup_id = q->who.cgroup_id;
@@ -806,7 +1148,7 @@ static void report(struct dns_resolver *r, const struct dns_query *q, const char
 	ev->uid = q->who.uid;
 	memcpy(ev->comm, q->who.comm, sizeof(ev->comm));
 	ev->op = SBX_OP_DNS;
-	ev->verdict = r->audit ? SBX_VERDICT_AUDIT : SBX_VERDICT_DENY;
+	ev->verdict = verdict;
 	ev->rule_id = rule_id;
 	ev->domain_id = q->domain_id;
 	ev->protocol = q->peer.proto;
@@ -815,10 +1157,24 @@ static void report(struct dns_resolver *r, const struct dns_query *q, const char
 	ev->path_len = snprintf(ev->path, sizeof(ev->path), "%s", name);
 	if (ev->path_len >= sizeof(ev->path))
 		ev->path_len = sizeof(ev->path) - 1;
-	r->ops->event(r->ctx, ev);
+	return ev;
 }
 
-/* The sandboxed process behind @p, as the kernel recorded it when the query was sent. */
+static void report(struct dns_resolver *r, const struct dns_query *q, const char *name, __u32 rule_id,
+		   __u32 verdict)
+{
+	struct sbx_event *ev = event_for(r, q, name, rule_id, verdict);
+
+	if (ev)
+		r->ops->event(r->ctx, ev);
+}
+
+/* The verdict of a refusal the policy decides: audit mode only reports it. */
+static __u32 policy_verdict(const struct dns_resolver *r)
+{
+	return r->audit ? SBX_VERDICT_AUDIT : SBX_VERDICT_DENY;
+}
+
 /*
  * The process behind a query, by its source port. An entry written more
  * than DNS_CLIENT_FRESH_NS before is a past user of that port (a socket's
@@ -910,10 +1266,14 @@ static void reply(struct dns_resolver *r, const struct dns_peer *p, const __u8 *
 		conn_send(c, m, len);
 }
 
-static void answer_rcode(struct dns_resolver *r, const struct dns_peer *p, const __u8 *query, size_t len,
-			 int rcode)
+/* An answer to @a with @rcode and no records. */
+static void answer_rcode(struct dns_resolver *r, const struct dns_peer *p, const struct dns_ask *a, int rcode)
 {
-	reply(r, p, r->out, make_reply(r, query, len, get16(query), rcode));
+	int n = dns_ask_reply(a, rcode, r->out, sizeof(r->out));
+
+	r->counters.failed += rcode == ns_r_servfail;
+	if (n > 0)
+		reply(r, p, r->out, n);
 }
 
 /* --- queries upstream ----------------------------------------------------------------- */
@@ -951,14 +1311,14 @@ static void query_release(struct dns_resolver *r, struct dns_query *q)
 			conn_close(c);
 	}
 	r->by_id[q->id] = 0;
-	free(q->msg);
+	free(q->sent);
 	memset(q, 0, sizeof(*q));
 	r->nq--;
 }
 
 static void query_fail(struct dns_resolver *r, struct dns_query *q)
 {
-	reply(r, &q->peer, r->out, make_reply(r, q->msg, q->len, q->client_id, ns_r_servfail));
+	answer_rcode(r, &q->peer, &q->sent->ask, ns_r_servfail);
 	query_release(r, q);
 }
 
@@ -976,8 +1336,8 @@ static int query_send(struct dns_resolver *r, struct dns_query *q, __u64 now)
 		i = q->next++;
 		s = &r->servers[i];
 		fd = r->up[s->ss_family == AF_INET6];
-		if (fd < 0 || sendto(fd, q->msg, q->len, MSG_DONTWAIT | MSG_NOSIGNAL, (const void *)s,
-				     sa_len(s)) != (ssize_t)q->len)
+		if (fd < 0 || sendto(fd, q->sent->msg, q->sent->len, MSG_DONTWAIT | MSG_NOSIGNAL, (const void *)s,
+				     sa_len(s)) != (ssize_t)q->sent->len)
 			continue;
 		q->tried |= 1u << i;
 		q->retry_at = now + r->timeout / r->nservers;
@@ -988,32 +1348,49 @@ static int query_send(struct dns_resolver *r, struct dns_query *q, __u64 now)
 	return -EHOSTUNREACH;
 }
 
-/* Forward the judged query @tmpl (message @m) upstream; SERVFAIL if it cannot be. */
-static void forward(struct dns_resolver *r, const struct dns_query *tmpl, const __u8 *m, size_t len)
+/*
+ * The query upstream for @a, with a free id of ours; NULL (fail closed)
+ * when it cannot be composed.
+ */
+static struct dns_sent *compose(struct dns_resolver *r, const struct dns_ask *a, __u16 *id)
+{
+	struct dns_sent *sent;
+	int len;
+
+	if (r->nq >= DNS_MAX_PENDING || random_id(r, id))
+		return NULL;
+	sent = malloc(sizeof(*sent));
+	if (!sent)
+		return NULL;
+	len = dns_ask_query(a, *id, sent->msg, sizeof(sent->msg));
+	if (len < 0) {
+		free(sent);
+		return NULL;
+	}
+	sent->ask = *a;
+	sent->len = len;
+	return sent;
+}
+
+/* Send the judged question @a of @tmpl upstream, as a query of ours; SERVFAIL if it cannot be. */
+static void forward(struct dns_resolver *r, const struct dns_query *tmpl, const struct dns_ask *a)
 {
 	struct dns_query *q = r->q;
+	struct dns_sent *sent;
 	__u64 now = mono_now();
 	__u16 id = 0;
 
-	if (r->nq >= DNS_MAX_PENDING || random_id(r, &id)) {
-		answer_rcode(r, &tmpl->peer, m, len, ns_r_servfail);
+	sent = compose(r, a, &id);
+	if (!sent) {
+		answer_rcode(r, &tmpl->peer, a, ns_r_servfail);
 		return;
 	}
 	while (q->used)
 		q++;
 	*q = *tmpl;
-	q->msg = malloc(len);
-	if (!q->msg) {
-		memset(q, 0, sizeof(*q));
-		answer_rcode(r, &tmpl->peer, m, len, ns_r_servfail);
-		return;
-	}
-	memcpy(q->msg, m, len);
-	put16(q->msg, id);
+	q->sent = sent;
 	q->used = true;
 	q->id = id;
-	q->client_id = get16(m);
-	q->len = len;
 	q->deadline = now + r->timeout;
 	r->by_id[id] = q - r->q + 1;
 	r->nq++;
@@ -1021,6 +1398,8 @@ static void forward(struct dns_resolver *r, const struct dns_query *tmpl, const 
 		r->conns[q->peer.conn].pending++;
 	if (query_send(r, q, now))
 		query_fail(r, q);
+	else
+		r->counters.forwarded++;
 }
 
 static int wait_fd(int fd, short events, __u64 deadline)
@@ -1068,6 +1447,7 @@ static int tcp_exchange(struct dns_resolver *r, const struct sockaddr_storage *s
 	_cleanup_close_ int fd = socket(s->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	__u64 deadline = mono_now() + DNS_TCP_UPSTREAM_MS * NS_PER_MS;
 	socklen_t sl = sizeof(int);
+	struct dns_question qu;
 	__u8 hdr[2];
 	int err, soerr = 0;
 	size_t len;
@@ -1081,8 +1461,8 @@ static int tcp_exchange(struct dns_resolver *r, const struct sockaddr_storage *s
 		err = -errno;
 	if (err || soerr)
 		return err ?: -soerr;
-	put16(hdr, q->len);
-	err = io_all(fd, hdr, 2, true, deadline) ?: io_all(fd, q->msg, q->len, true, deadline) ?:
+	put16(hdr, q->sent->len);
+	err = io_all(fd, hdr, 2, true, deadline) ?: io_all(fd, q->sent->msg, q->sent->len, true, deadline) ?:
 	      io_all(fd, hdr, 2, false, deadline);
 	if (err)
 		return err;
@@ -1090,49 +1470,60 @@ static int tcp_exchange(struct dns_resolver *r, const struct sockaddr_storage *s
 	err = io_all(fd, r->buf, len, false, deadline);
 	if (err)
 		return err;
-	if (len < NS_HFIXEDSZ || get16(r->buf) != q->id || !(r->buf[2] & H_QR) ||
-	    !same_question(q->msg, q->len, r->buf, len))
+	if (len < NS_HFIXEDSZ || get16(r->buf) != q->id || !answers(&q->sent->ask, r->buf, len, &qu))
 		return -EBADMSG;
 	return len;
 }
 
 /*
+ * Install the addresses of answer @m to @q. False when the client must
+ * not have it: @q is then failed (SERVFAIL) and released.
+ */
+static bool installed(struct dns_resolver *r, struct dns_query *q, const __u8 *m, size_t len)
+{
+	int err = install_answer(r, m, len, q);
+
+	if (!err)
+		return true;
+	if (err != -EBADMSG) {
+		/* Fail closed: an answer whose addresses are not allowed is not given. */
+		report(r, q, NULL, SBX_RULE_DNS_FAILED, policy_verdict(r));
+		if (r->audit)
+			return true;
+	}
+	query_fail(r, q);
+	return false;
+}
+
+/*
  * The answer @m to @q, from servers[@server]. Addresses go into the
- * kernel before the client can read the answer, so its connect() right
- * after is already allowed. A truncated answer is passed on as it is to a
- * UDP client (which retries over TCP, and that answer is installed); for
+ * kernel before the client can read its answer, so its connect() right
+ * after is already allowed. A truncated answer gives a UDP client a
+ * truncated one (it retries over TCP, and that answer is installed); for
  * a TCP client it is fetched again over TCP.
  */
 static void query_answer(struct dns_resolver *r, struct dns_query *q, int server, __u8 *m, size_t len)
 {
-	int err;
+	size_t max = q->peer.proto == IPPROTO_TCP ? MSG_MAX : q->sent->ask.udp_max;
+	int n;
 
-	if ((m[2] & H_TC) && q->peer.proto == IPPROTO_TCP) {
-		err = tcp_exchange(r, &r->servers[server], q);
-		if (err < 0) {
+	if ((get16(m + 2) & F_TC) && q->peer.proto == IPPROTO_TCP) {
+		n = tcp_exchange(r, &r->servers[server], q);
+		if (n < 0) {
 			query_fail(r, q);
 			return;
 		}
 		m = r->buf;
-		len = err;
+		len = n;
 	}
-	if (q->install && !(m[2] & H_TC)) {
-		err = install_answer(r, m, len, q);
-		if (err == -EBADMSG) {
-			query_fail(r, q);
-			return;
-		}
-		if (err) {
-			/* Fail closed: an answer whose addresses are not allowed is not given. */
-			report(r, q, NULL, SBX_RULE_DNS_FAILED);
-			if (!r->audit) {
-				query_fail(r, q);
-				return;
-			}
-		}
+	if (q->install && !(get16(m + 2) & F_TC) && !installed(r, q, m, len))
+		return;
+	n = dns_ask_answer(&q->sent->ask, m, len, r->min_ttl_s, r->max_ttl_s, max, r->out, sizeof(r->out));
+	if (n < 0) {
+		query_fail(r, q);
+		return;
 	}
-	put16(m, q->client_id);
-	reply(r, &q->peer, m, len);
+	reply(r, &q->peer, r->out, n);
 	query_release(r, q);
 }
 
@@ -1149,18 +1540,19 @@ static int server_index(const struct dns_resolver *r, const struct sockaddr_stor
 /* A datagram on an upstream socket: only the answer to a query of ours, from a server it was sent to. */
 static void upstream_answer(struct dns_resolver *r, const struct sockaddr_storage *from, __u8 *m, size_t len)
 {
+	struct dns_question qu;
 	struct dns_query *q;
 	unsigned idx;
 	int s;
 
-	if (len < NS_HFIXEDSZ || !(m[2] & H_QR))
+	if (len < NS_HFIXEDSZ || !(get16(m + 2) & F_QR))
 		return;
 	idx = r->by_id[get16(m)];
 	if (!idx)
 		return;
 	q = &r->q[idx - 1];
 	s = server_index(r, from);
-	if (s < 0 || !(q->tried & (1u << s)) || !same_question(q->msg, q->len, m, len))
+	if (s < 0 || !(q->tried & (1u << s)) || !answers(&q->sent->ask, m, len, &qu))
 		return;
 	query_answer(r, q, s, m, len);
 }
@@ -1205,54 +1597,156 @@ static void expire_queries(struct dns_resolver *r)
 /* --- queries from clients ----------------------------------------------------------------- */
 
 /*
- * Judge @raw for @q: fills the rule, ports and domain id. Denied names get
- * ids only while the table is less than half full, so a flood of denied
- * names cannot use up the ids allowed names need.
+ * The query rate limit as GCRA, a token bucket kept as one time: a query
+ * conforms while the theoretical arrival time r->tat is at most burst - 1
+ * intervals ahead of now. On the ops clock, which tests can move.
  */
-static bool judge(struct dns_resolver *r, const char *raw, char *name, size_t sz, struct dns_query *q)
+static bool rate_take(struct dns_resolver *r, __u64 now)
 {
+	__u64 tat = r->tat > now ? r->tat : now;
+
+	if (tat - now > r->rate_tau)
+		return false;
+	r->tat = tat + r->rate_interval;
+	return true;
+}
+
+/* The refusals of a past second, as one SBX_EV_SUMMARY record counting them (repeat). */
+static void rate_summary(struct dns_resolver *r)
+{
+	__u64 n = r->rate_suppressed;
+
+	r->rate_suppressed = 0;
+	if (!n || !r->ops->event)
+		return;
+	r->rate_ev.ts_ns = mono_now();
+	r->rate_ev.repeat = n > UINT32_MAX ? UINT32_MAX : n;
+	r->rate_ev.flags |= SBX_EV_SUMMARY;
+	r->ops->event(r->ctx, &r->rate_ev);
+}
+
+/*
+ * A query over the rate limit: REFUSED. One event when the limit starts
+ * to bite; the refusals of the second after it are counted into one
+ * summary, so that a flood cannot become a flood of events.
+ */
+static void rate_limited(struct dns_resolver *r, const struct dns_query *q, const struct dns_ask *a, __u64 now)
+{
+	char raw[NS_MAXDNAME] = "", name[NS_MAXDNAME];
+	struct sbx_event *ev;
+
+	r->counters.rate_limited++;
+	answer_rcode(r, &q->peer, a, ns_r_refused);
+	if (now < r->rate_quiet_until) {
+		r->rate_suppressed++;
+		return;
+	}
+	rate_summary(r);
+	r->rate_quiet_until = now + NS_PER_S;
+	if (a->qname_len)
+		dn_expand(a->qname, a->qname + a->qname_len, a->qname, raw, sizeof(raw));
+	host_name(raw, name, sizeof(name));
+	ev = event_for(r, q, name, SBX_RULE_DNS_RATE, SBX_VERDICT_DENY);
+	if (!ev)
+		return;
+	r->ops->event(r->ctx, ev);
+	r->rate_ev = *ev;
+}
+
+/*
+ * Judge @name for @q: fills the rule, ports and domain id. Denied names
+ * get ids only while the table is less than half full, so a flood of
+ * denied names cannot use up the ids allowed names need.
+ */
+static bool judge(struct dns_resolver *r, const char *name, bool host, struct dns_query *q)
+{
+	__u32 known = r->nnames;
 	bool allowed = false;
 
 	q->rule_id = SBX_RULE_DOMAIN_DEFAULT;
-	if (host_name(raw, name, sz))
+	if (host)
 		allowed = r->ops->verdict(r->ctx, name, &q->rule_id, &q->lo, &q->hi);
 	q->domain_id = name_id(r, name, allowed ? DNS_MAX_DOMAINS : DNS_MAX_DOMAINS / 2);
+	r->counters.allowed_names += allowed && r->nnames > known;
 	return allowed;
+}
+
+/* The type or class of @a, refused: an empty answer or NOTIMP (served()), and an event naming it. */
+static void refuse_type(struct dns_resolver *r, const struct dns_query *q, const struct dns_ask *a,
+			const char *name, enum served s)
+{
+	struct sbx_event *ev = event_for(r, q, name, SBX_RULE_DNS_TYPE, SBX_VERDICT_DENY);
+
+	r->counters.refused_types++;
+	if (ev) {
+		ev->arg = a->type | (a->class == ns_c_in ? 0 : (__u32)a->class << 16);
+		r->ops->event(r->ctx, ev);
+	}
+	answer_rcode(r, &q->peer, a, s == EMPTY ? ns_r_noerror : ns_r_notimpl);
+}
+
+/*
+ * The question @a of a well-formed query: the name first (a denied one is
+ * NXDOMAIN whatever its type), then the type, then upstream. A name that
+ * is not host syntax is refused even in audit mode: it could not be sent
+ * in canonical form, and nothing else is sent.
+ */
+static void serve_question(struct dns_resolver *r, struct dns_query *q, const struct dns_ask *a)
+{
+	char raw[NS_MAXDNAME], name[NS_MAXDNAME];
+	enum served s = served(a);
+	bool host, allowed;
+
+	if (dn_expand(a->qname, a->qname + a->qname_len, a->qname, raw, sizeof(raw)) < 0)
+		raw[0] = '\0';
+	host = host_name(raw, name, sizeof(name));
+	allowed = judge(r, name, host, q);
+	if (!allowed || !q->domain_id) {
+		r->counters.refused_names += !allowed;
+		report(r, q, name, allowed ? SBX_RULE_DNS_FAILED : q->rule_id,
+		       host ? policy_verdict(r) : SBX_VERDICT_DENY);
+		if (!r->audit || !host) {
+			answer_rcode(r, &q->peer, a, allowed ? ns_r_servfail : ns_r_nxdomain);
+			return;
+		}
+	}
+	if (s != SERVED) {
+		refuse_type(r, q, a, name, s);
+		return;
+	}
+	/* In audit mode a denied name is answered but installs nothing: its connections are reported too. */
+	q->install = allowed && q->domain_id;
+	forward(r, q, a);
 }
 
 /*
  * A message from a client. Only standard queries with one question are
- * served; responses are ignored, so two resolvers can never loop.
+ * served; responses are ignored, so two resolvers can never loop. The
+ * rate limit comes first and takes every query: an allowed one costs
+ * upstream traffic, a refused one an event.
  */
 static void serve_query(struct dns_resolver *r, const struct dns_peer *peer, const __u8 *m, size_t len)
 {
 	struct dns_query q = { .peer = *peer };
-	struct dns_question qu;
-	char name[NS_MAXDNAME];
-	bool allowed;
+	__u64 now = boot_now(r);
+	struct dns_ask a;
+	int err;
 
-	if (len < NS_HFIXEDSZ || (m[2] & H_QR))
+	if (len < NS_HFIXEDSZ || (get16(m + 2) & F_QR))
 		return;
-	if (m[2] & H_OPCODE) {
-		answer_rcode(r, peer, m, len, ns_r_notimpl);
-		return;
-	}
-	if (parse_question(m, len, &qu) || query_shape(m, len, qu.end)) {
-		answer_rcode(r, peer, m, len, ns_r_formerr);
-		return;
-	}
+	r->counters.queries++;
+	err = dns_ask_read(m, len, &a);
 	lookup_client(r, peer, &q.who);
-	allowed = judge(r, qu.name, name, sizeof(name), &q);
-	if (!allowed || !q.domain_id) {
-		report(r, &q, name, allowed ? SBX_RULE_DNS_FAILED : q.rule_id);
-		if (!r->audit) {
-			answer_rcode(r, peer, m, len, allowed ? ns_r_servfail : ns_r_nxdomain);
-			return;
-		}
+	if (!rate_take(r, now)) {
+		rate_limited(r, &q, &a, now);
+		return;
 	}
-	/* In audit mode a denied name is answered but installs nothing: its connections are reported too. */
-	q.install = allowed && q.domain_id;
-	forward(r, &q, m, len);
+	if (err) {
+		r->counters.malformed++;
+		answer_rcode(r, peer, &a, err == -EOPNOTSUPP ? ns_r_notimpl : ns_r_formerr);
+		return;
+	}
+	serve_question(r, &q, &a);
 }
 
 static void udp_read(struct dns_resolver *r, int fd)
@@ -1438,15 +1932,21 @@ static int config(struct dns_resolver *r, const struct dns_config *cfg)
 	unsigned min = cfg->min_ttl ?: DNS_DEFAULT_MIN_TTL, max = cfg->max_ttl ?: DNS_DEFAULT_MAX_TTL;
 	const struct dns_ops *ops = cfg->ops;
 
-	if (!ops || !ops->update || !ops->remove || !ops->verdict || min > max)
+	unsigned rate = cfg->rate ?: DNS_DEFAULT_RATE, burst = cfg->burst ?: DNS_DEFAULT_BURST;
+
+	if (!ops || !ops->update || !ops->remove || !ops->verdict || min > max || rate > DNS_RATE_MAX)
 		return -EINVAL;
 	r->ops = ops;
 	r->ctx = cfg->ctx;
 	r->cgid = cfg->sandbox_cgid;
 	r->audit = cfg->audit;
+	r->min_ttl_s = min;
+	r->max_ttl_s = max;
 	r->min_ttl = min * NS_PER_S;
 	r->max_ttl = max * NS_PER_S;
 	r->timeout = (cfg->timeout_ms ?: DNS_DEFAULT_TIMEOUT_MS) * NS_PER_MS;
+	r->rate_interval = NS_PER_S / rate;
+	r->rate_tau = (burst - 1) * r->rate_interval;
 	return 0;
 }
 
@@ -1542,6 +2042,16 @@ void dns_tick(struct dns_resolver *r)
 {
 	expire_addrs(r);
 	expire_queries(r);
+	if (r->rate_suppressed && boot_now(r) >= r->rate_quiet_until)
+		rate_summary(r);
+}
+
+int dns_counters(const struct dns_resolver *r, struct dns_counters *out)
+{
+	if (!r || !out)
+		return -EINVAL;
+	*out = r->counters;
+	return 0;
 }
 
 /* Also takes the resolver's addresses out of dns_allow: the sandbox is going away. */
@@ -1567,7 +2077,7 @@ void dns_close(struct dns_resolver *r)
 		free(r->conns[i].out);
 	}
 	for (i = 0; i < DNS_MAX_PENDING; i++)
-		free(r->q[i].msg);
+		free(r->q[i].sent);
 	for (i = 0; i < ADDR_BUCKETS; i++)
 		for (a = r->addrs[i]; a; a = next) {
 			next = a->next;
@@ -1580,4 +2090,17 @@ void dns_close(struct dns_resolver *r)
 	free(r->names);
 	free(r->name_idx);
 	free(r);
+}
+
+json_t *dns_counters_json(const struct dns_resolver *r)
+{
+	struct dns_counters c;
+
+	if (dns_counters(r, &c))
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "queries", (json_int_t)c.queries,
+			 "forwarded", (json_int_t)c.forwarded, "refused_names", (json_int_t)c.refused_names,
+			 "refused_types", (json_int_t)c.refused_types, "rate_limited", (json_int_t)c.rate_limited,
+			 "malformed", (json_int_t)c.malformed, "failed", (json_int_t)c.failed,
+			 "allowed_names", (json_int_t)c.allowed_names);
 }

@@ -118,6 +118,8 @@ const char *event_rule_text(const struct sbx_event *ev, const char *policy_text)
 	case SBX_RULE_KERNEL_FILES:
 		return "mandatory: no writes to /proc (but the task's own), /sys and other kernel file"
 		       " systems; no /dev/mem, /dev/kmem, /dev/port";
+	case SBX_RULE_DNS_TYPE: return "default: a DNS question type the resolver does not serve (A, AAAA, CNAME)";
+	case SBX_RULE_DNS_RATE: return "limit: the sandbox's DNS query rate";
 	case SBX_RULE_NONE:
 		if (ev->flags & SBX_EV_PATH_UNRESOLVED)
 			return "fail-closed: unresolvable path";
@@ -250,9 +252,46 @@ bool event_is_task_op(const struct sbx_event *ev)
 	return ev->op >= SBX_OP_PTRACE && ev->op < SBX_OP__MAX;
 }
 
+/* A DNS question type (and class, when not IN) by its name: "TXT", "CH TXT", "TYPE4711". */
+static void dns_type_text(__u32 arg, char *buf, size_t sz)
+{
+	static const struct { __u16 v; const char *name; } types[] = {
+		{ 1, "A" }, { 2, "NS" }, { 5, "CNAME" }, { 6, "SOA" }, { 10, "NULL" }, { 12, "PTR" },
+		{ 15, "MX" }, { 16, "TXT" }, { 28, "AAAA" }, { 33, "SRV" }, { 35, "NAPTR" }, { 41, "OPT" },
+		{ 43, "DS" }, { 46, "RRSIG" }, { 48, "DNSKEY" }, { 64, "SVCB" }, { 65, "HTTPS" },
+		{ 252, "AXFR" }, { 255, "ANY" }, { 257, "CAA" },
+	};
+	static const struct { __u16 v; const char *name; } classes[] = {
+		{ 3, "CH" }, { 4, "HS" }, { 254, "NONE" }, { 255, "ANY" },
+	};
+	__u16 type = arg & 0xffff, class = arg >> 16;
+	const char *tn = NULL, *cn = NULL;
+	char tb[16], cb[16];
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (types[i].v == type)
+			tn = types[i].name;
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (classes[i].v == class)
+			cn = classes[i].name;
+	snprintf(tb, sizeof(tb), "TYPE%u", type);
+	snprintf(cb, sizeof(cb), "CLASS%u", class);
+	snprintf(buf, sz, "%s%s%s", class ? (cn ?: cb) : "", class ? " " : "", tn ?: tb);
+}
+
+/* The resolver's refusal of a question type: its detail is the type (and class). */
+static bool dns_type_event(const struct sbx_event *ev)
+{
+	return ev->op == SBX_OP_DNS && ev->rule_id == SBX_RULE_DNS_TYPE;
+}
+
 void event_detail(const struct sbx_event *ev, char *buf, size_t sz)
 {
 	buf[0] = '\0';
+	if (dns_type_event(ev)) {
+		dns_type_text(ev->arg, buf, sz);
+		return;
+	}
 	switch (ev->op) {
 	case SBX_OP_PTRACE:
 		snprintf(buf, sz, "%s", (ev->arg & 0x02) ? "attach" : (ev->arg & 0x01) ? "read" : "traceme");
@@ -339,7 +378,12 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, const 
 		event_net_target(ev, target, sizeof(target));
 	else if (event_is_task_op(ev))
 		task_target(ev, target, sizeof(target));
-	else
+	else if (dns_type_event(ev)) {
+		char type[32];
+
+		dns_type_text(ev->arg, type, sizeof(type));
+		snprintf(target, sizeof(target), "%s %s", event_path(ev, ev->path, ev->path_len), type);
+	} else
 		snprintf(target, sizeof(target), "%s%s", event_path(ev, ev->path, ev->path_len),
 			 (ev->flags & SBX_EV_FD_USE) ? " (open descriptor)" :
 			 (ev->flags & SBX_EV_FD_RECEIVED) ? " (received descriptor)" : "");
@@ -421,6 +465,8 @@ static int jviolation_human(const json_t *ev, char *buf, size_t sz)
 	else if (json_is_object(target))
 		put(&l, "pid %lld (%s) %s", (long long)json_integer_value(json_object_get(target, "pid")),
 		    jstr(target, "comm"), jstr(ev, "detail"));
+	else if (json_is_string(json_object_get(ev, "detail")) && !strcmp(op, "dns"))
+		put(&l, "%s %s", jpath(ev, "path"), jstr(ev, "detail"));	/* a refused question type */
 	else if (json_is_string(json_object_get(ev, "detail")))
 		put(&l, "%s", jstr(ev, "detail"));
 	else
@@ -572,13 +618,13 @@ static json_t *throttled_to_json(const struct sbx_event *ev, const char *sandbox
 static int task_fields(json_t *obj, const struct sbx_event *ev)
 {
 	char detail[SBX_PATH_MAX + 64];
-	bool task = event_is_task_op(ev), target = ev->flags & SBX_EV_TARGET;
+	bool task = event_is_task_op(ev), target = ev->flags & SBX_EV_TARGET, with = task || dns_type_event(ev);
 
 	event_detail(ev, detail, sizeof(detail));
 	return json_object_set_new(obj, "target", target ? json_pack("{s:i, s:o}", "pid", (int)ev->target,
 				   "comm", event_json_text(ev->path, ev->path_len)) : json_null()) ||
-	       json_object_set_new(obj, "detail", task ? json_text(detail) : json_null()) ||
-	       json_object_set_new(obj, "arg", task ? json_integer(ev->arg) : json_null()) ||
+	       json_object_set_new(obj, "detail", with ? json_text(detail) : json_null()) ||
+	       json_object_set_new(obj, "arg", with ? json_integer(ev->arg) : json_null()) ||
 	       json_object_set_new(obj, "descriptor", (ev->flags & SBX_EV_FD_USE) ? json_string("use") :
 				   (ev->flags & SBX_EV_FD_RECEIVED) ? json_string("received") : json_null()) ||
 	       (task && json_object_set_new(obj, "path", json_null()));

@@ -523,8 +523,28 @@ json_t *resolvers_json(const struct resolvers *rs)
 		const struct resolver *s = &rs->slot[i];
 
 		if (s->cgid)
-			json_array_append_new(a, json_pack("{s:I, s:i, s:i}", "cgroup_id", (json_int_t)s->cgid,
-							   "port4", (int)s->port4, "port6", (int)s->port6));
+			json_array_append_new(a, json_pack("{s:I, s:i, s:i, s:o}", "cgroup_id", (json_int_t)s->cgid,
+							   "port4", (int)s->port4, "port6", (int)s->port6,
+							   "counters", dns_counters_json(s->r)));
 	}
 	return a;
+}
+
+size_t resolvers_counts(const struct resolvers *rs, struct resolver_counts *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; rs && i < RESOLVERS_MAX; i++) {
+		const struct resolver *s = &rs->slot[i];
+
+		if (!s->cgid)
+			continue;
+		if (n < max) {
+			out[n].cgid = s->cgid;
+			if (dns_counters(s->r, &out[n].c))
+				memset(&out[n].c, 0, sizeof(out[n].c));
+		}
+		n++;
+	}
+	return n;
 }

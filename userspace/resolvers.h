@@ -94,6 +94,13 @@ void resolvers_tick(struct resolvers *rs);
 const char *resolvers_domain_name(const struct resolvers *rs, __u64 cgid, __u32 domain_id);
 /* [{"cgroup_id", "port4", "port6"}] for status (caller's reference). */
 json_t *resolvers_json(const struct resolvers *rs);
+/* What one running resolver counted (dns_counters), by cgroup. */
+struct resolver_counts {
+	__u64 cgid;
+	struct dns_counters c;
+};
+/* The counts of every running resolver into @out (at most @max): how many there are. */
+size_t resolvers_counts(const struct resolvers *rs, struct resolver_counts *out, size_t max);
 
 /*
  * One dns_allow entry as the daemon writes it: the connect grants of the

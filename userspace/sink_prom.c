@@ -33,7 +33,7 @@
 #define REQUEST_MAX	4096
 
 static const char *const lifecycle_names[] = {
-	"oom_kill", "pids_max", "timeout", "killed", "frozen", "thawed", "throttled", "other",
+	"oom_kill", "pids_max", "timeout", "killed", "frozen", "thawed", "throttled", "start", "other",
 };
 #define NR_LIFECYCLE	(sizeof(lifecycle_names) / sizeof(lifecycle_names[0]))
 
@@ -175,10 +175,35 @@ static void render_violations(struct prom *p, FILE *f)
 	}
 	fprintf(f, "sbx_sandbox_violations_total{sandbox=\"_other\"} %llu\n", p->other_sandboxes);
 	head(f, "sbx_lifecycle_events_total", "counter",
-	     "Sandbox lifecycle events (OOM kills, pids.max hits, timeouts, kills, freezes).");
+	     "Sandbox lifecycle events (OOM kills, pids.max hits, timeouts, kills, freezes; start: without a protection).");
 	for (size_t i = 0; i < NR_LIFECYCLE; i++)
 		fprintf(f, "sbx_lifecycle_events_total{event=\"%s\"} %llu\n", lifecycle_names[i],
 			p->lifecycle[i]);
+}
+
+/*
+ * The resolvers of attached cgroups with domain rules, by cgroup id: at most
+ * as many series as resolvers run at once; a detached cgroup's go with it.
+ */
+static void render_dns(struct prom *p, FILE *f)
+{
+	static const char *const reasons[] = { "name", "type", "rate" };
+
+	head(f, "sbx_dns_queries_total", "counter",
+	     "DNS queries the resolver of an attached cgroup with domain rules received.");
+	for (unsigned int i = 0; i < p->g.nr_dns; i++)
+		fprintf(f, "sbx_dns_queries_total{cgroup_id=\"%llu\"} %llu\n", p->g.dns[i].cgroup_id,
+			p->g.dns[i].queries);
+	head(f, "sbx_dns_refused_total", "counter",
+	     "Its queries refused: a name the policy denies, a question type it does not serve, its rate limit.");
+	for (unsigned int i = 0; i < p->g.nr_dns; i++) {
+		const unsigned long long n[] = { p->g.dns[i].refused_names, p->g.dns[i].refused_types,
+						 p->g.dns[i].rate_limited };
+
+		for (size_t k = 0; k < 3; k++)
+			fprintf(f, "sbx_dns_refused_total{cgroup_id=\"%llu\",reason=\"%s\"} %llu\n",
+				p->g.dns[i].cgroup_id, reasons[k], n[k]);
+	}
 }
 
 static void render(struct prom *p, FILE *f)
@@ -188,6 +213,7 @@ static void render(struct prom *p, FILE *f)
 	label_value(f, p->version);
 	fprintf(f, "\",abi=\"%d\"} 1\n", SBX_ABI_VERSION);
 	render_violations(p, f);
+	render_dns(p, f);
 	head(f, "sbx_events_dropped_total", "counter",
 	     "Events lost before userspace: ring buffer full, or records that failed validation.");
 	fprintf(f, "sbx_events_dropped_total %llu\n", p->g.events_dropped);

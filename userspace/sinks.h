@@ -56,6 +56,7 @@ struct sink_lifecycle {
 
 /* Values the daemon reads elsewhere and hands to the sinks that show them. */
 #define SINK_MAX_CPUS	256	/* per-CPU drop counts shown; more CPUs are summed into the last */
+#define SINK_MAX_RESOLVERS 256	/* resolvers' counts shown (the daemon runs at most as many) */
 
 struct sink_gauges {
 	unsigned long long events_dropped;	/* ring buffer full + malformed records, since start */
@@ -67,6 +68,11 @@ struct sink_gauges {
 	long long grants;			/* live grants (sbx-bpf grant) over every sandbox */
 	double ringbuf_fill_ratio;		/* 0..1 */
 	unsigned long long records_dropped;	/* set by sink_set_gauges(): records sinks lost */
+	/* The resolvers the daemon runs for attached cgroups with domain rules: what each counted. */
+	struct sink_dns_count {
+		unsigned long long cgroup_id, queries, refused_names, refused_types, rate_limited;
+	} dns[SINK_MAX_RESOLVERS];
+	unsigned int nr_dns;
 };
 
 struct sink;

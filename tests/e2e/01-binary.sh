@@ -1,12 +1,17 @@
-# The static binary runs in the VM, and doctor says this kernel can enforce.
+# The static binary runs in the VM, doctor says this kernel can enforce
+# (every program loaded and verified: it loads the real object), and `run`
+# with programs of its own, no daemon anywhere, denies with an event: the
+# daemon-less path, which most other files leave to the shared programs.
+# e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
 out=$(sbx-bpf --version); check version-runs "$?" 0
 case "$out" in "sbx-bpf "*) pass version-text ;; *) fail version-text "got '$out'" ;; esac
 
-sbx-bpf doctor >"$W/doctor.txt" 2>&1; check doctor-exit-0 "$?" 0
 sbx-bpf --json doctor >"$W/doctor.json"; check doctor-json-exit-0 "$?" 0
 check_json doctor-ok "$W/doctor.json" '.[0].ok == true'
+check_json doctor-programs-pass "$W/doctor.json" \
+	'.[0].checks[] | select(.name == "programs") | (.status == "PASS" and (.detail | test("every program loads")))'
 check_json doctor-lsm-load-pass "$W/doctor.json" \
 	'.[0].checks[] | select(.name == "lsm_load") | .status == "PASS"'
 check_json doctor-lsm-active "$W/doctor.json" \
@@ -18,3 +23,14 @@ check_json doctor-no-fail "$W/doctor.json" '[.[0].checks[] | select(.status == "
 sbx-bpf no-such-command 2>"$W/err"; check unknown-command-exit-2 "$?" 2
 grep -q "unknown command 'no-such-command'" "$W/err" && pass unknown-command-message ||
 	fail unknown-command-message "$(cat "$W/err")"
+
+# The daemon-less path: nothing pinned, `run` loads and attaches its own programs.
+[ ! -e /sys/fs/bpf/sbx/meta ] && pass own/nothing-pinned || fail own/nothing-pinned "a set is pinned"
+mkdir -p "$W/d" && echo secret >"$W/d/secret"
+out=$(sbx-bpf run --deny-read "$W/d/secret" --events "$W/ev.json" -- sh -c "sbx-probe open $W/d/secret; cat /etc/hostname" \
+	2>"$W/run.err")
+check own/exit "$?" 0
+check own/denied-then-allowed "$(echo "$out" | tr '\n' ' ')" "EACCES $(cat /etc/hostname) "
+check_json own/event "$W/ev.json" \
+	"length == 1 and .[0].op == \"read\" and .[0].path == \"$W/d/secret\" and .[0].errno == 13"
+grep -q "denied read $W/d/secret" "$W/run.err" && pass own/human-line || fail own/human-line "$(cat "$W/run.err")"

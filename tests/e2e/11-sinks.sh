@@ -4,6 +4,7 @@
 # file per input; the JSON lines and OCSF files parse with jq and hold the
 # fields docs/events.md and docs/agent.md promise; /metrics passes
 # `promtool check metrics`. One record has one seq in every sink.
+# e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
 PIN=/sys/fs/bpf/sbx

@@ -4,6 +4,7 @@
 # every violation is counted once in exactly one fate, so the kernel's
 # counters balance against what the daemon wrote; the daemon's memory stays
 # bounded and the host stays responsive.
+# e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
 PIN=/sys/fs/bpf/sbx

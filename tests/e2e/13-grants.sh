@@ -4,6 +4,7 @@
 # revoke takes effect at once; a grant never opens what the mandatory set
 # protects, nor an address the policy denies; a bad TTL changes nothing; a
 # re-attach keeps grants, detach ends them.
+# e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
 CG=/sys/fs/cgroup/e2e-grants

@@ -3,6 +3,7 @@
 # shared counter), each run's resolver gets its sandbox's DNS (ports in the
 # sandbox entry), events come back through the daemon's socket, and a run
 # that ends leaves nothing in the shared maps.
+# e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 cd "$W"
 

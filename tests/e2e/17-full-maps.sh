@@ -3,6 +3,7 @@
 # `run` does not start the command, `attach` leaves the cgroup's previous
 # policy in force, and every key written before the map filled is taken
 # back (a small policy fits again right after).
+# e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 set +e
 

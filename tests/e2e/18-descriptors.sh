@@ -4,6 +4,7 @@
 # kernel remembers for 10 ms only; `run`'s stdin, stdout and stderr, opened
 # by its caller, are not judged; other inherited descriptors and an attached
 # process's redirects are.
+# e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
 CG=/sys/fs/cgroup/e2e-fd

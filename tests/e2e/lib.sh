@@ -8,6 +8,12 @@ W=$(mktemp -d /tmp/e2e.XXXXXX)
 pass() { echo "PASS $T/$1" >>"$LOG"; }
 fail() { echo "FAIL $T/$1: $2" >>"$LOG"; echo "FAIL $T/$1: $2" >&2; }
 
+# A file run on the shared programs (init.sh) fails loudly when they are not there:
+# its runs would load their own or refuse, and prove nothing about the shared set.
+if [ "${SBX_PROGRAMS:-}" = shared ] && [ ! -e /sys/fs/bpf/sbx/meta ]; then
+	fail programs-loaded "the shared programs are not pinned at /sys/fs/bpf/sbx (see vm/shared-programs-loaded)"
+fi
+
 # check NAME GOT WANT
 check() {
 	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got '$2', want '$3'"; fi

@@ -3,7 +3,9 @@
  * The built-in resolver on real loopback sockets, without a kernel: the
  * dns_ops callbacks stand in for the BPF maps (a small fake dns_allow that
  * records every write), and a UDP socket of the test plays the upstream
- * server, answering with records built here.
+ * server, answering with records built here and keeping the exact bytes
+ * of every query it receives: only the canonical query may arrive there,
+ * whatever the client sent (issue 16).
  */
 #include <arpa/inet.h>
 #include <arpa/nameser.h>
@@ -29,7 +31,7 @@
 #define T0		(1000 * NS)	/* the fake CLOCK_BOOTTIME */
 #define CGID		42
 #define MAP_MAX		128
-#define EV_MAX		4
+#define EV_MAX		16
 #define HELD_MAX	128
 
 /* --- the fake kernel --------------------------------------------------------- */
@@ -172,6 +174,8 @@ struct upstream {
 	struct sockaddr_in from[HELD_MAX];
 	__u8 sent[4096];		/* the last answer sent */
 	size_t sent_len;
+	__u8 tcp_q[600];		/* the query its TCP side received */
+	size_t tcp_qlen;
 };
 
 static void put16(__u8 *p, unsigned v)
@@ -442,6 +446,216 @@ static __u32 domain_id(const struct dns_resolver *r, const char *name)
 	return 0;
 }
 
+/* --- what the resolver sends and answers ------------------------------------------- */
+
+static const __u8 our_opt[11] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };	/* 1232, no DO, no options */
+
+/* @name (dots between labels, no escapes) in wire form, its case kept, by hand. */
+static size_t put_name(const char *name, __u8 *out)
+{
+	size_t n = 0, l;
+
+	while (*name) {
+		l = strcspn(name, ".");
+		out[n++] = l;
+		memcpy(out + n, name, l);
+		n += l;
+		name += l + (name[l] == '.');
+	}
+	out[n++] = 0;
+	return n;
+}
+
+/* A query: header @id, @flags, one question; then what the test appends. */
+static size_t raw_query(__u16 id, __u16 flags, const char *name, __u16 type, __u16 class, __u8 *out)
+{
+	size_t n;
+
+	memset(out, 0, NS_HFIXEDSZ);
+	put16(out, id);
+	put16(out + 2, flags);
+	put16(out + 4, 1);
+	n = NS_HFIXEDSZ + put_name(name, out + NS_HFIXEDSZ);
+	put16(out + n, type);
+	put16(out + n + 2, class);
+	return n + 4;
+}
+
+/* Append an additional record (@owner "" for the root) to the message @m of @n bytes; the new length. */
+static size_t add_record(__u8 *m, size_t n, const char *owner, __u16 type, __u16 class, __u32 ttl,
+			 const void *rdata, size_t rdlen)
+{
+	n += put_name(owner, m + n);
+	put16(m + n, type);
+	put16(m + n + 2, class);
+	put16(m + n + 4, ttl >> 16);
+	put16(m + n + 6, ttl);
+	put16(m + n + 8, rdlen);
+	memcpy(m + n + 10, rdata, rdlen);
+	put16(m + 10, get16(m + 10) + 1);
+	return n + 10 + rdlen;
+}
+
+/*
+ * The query sbx-bpf must send upstream for @name (lower case) and @type,
+ * built here by hand, with the id the upstream saw: RD alone, class IN,
+ * our OPT record.
+ */
+static size_t canonical(const char *name, __u16 type, __u16 id, __u8 *out)
+{
+	size_t n = raw_query(id, 0x0100, name, type, ns_c_in, out);
+
+	put16(out + 10, 1);
+	memcpy(out + n, our_opt, sizeof(our_opt));
+	return n + sizeof(our_opt);
+}
+
+/* @got (@len bytes, as the upstream received it) is, byte for byte, the canonical query. */
+static void assert_canonical(const __u8 *got, size_t len, const char *name, __u16 type)
+{
+	__u8 want[512];
+	size_t n = canonical(name, type, get16(got), want);
+
+	assert_int_equal(len, n);
+	assert_memory_equal(got, want, n);
+}
+
+struct rr_got {
+	char owner[NS_MAXDNAME];
+	__u16 type, class;
+	__u32 ttl;
+	char data[NS_MAXDNAME];	/* an address, or the CNAME target */
+};
+
+struct reply_got {
+	__u16 id, flags, an, ar;
+	__u8 qname[256];
+	size_t qname_len;
+	__u16 qtype, qclass;
+	int nrr;
+	struct rr_got rr[64];	/* answer records, then others, OPT aside */
+	bool opt;
+	__u16 opt_udp, opt_rdlen;
+	__u32 opt_ttl;
+};
+
+static void rdata_text(const __u8 *m, size_t len, size_t off, struct rr_got *rr, __u16 rdlen)
+{
+	if (rr->type == ns_t_a && rdlen == 4)
+		inet_ntop(AF_INET, m + off, rr->data, sizeof(rr->data));
+	else if (rr->type == ns_t_aaaa && rdlen == 16)
+		inet_ntop(AF_INET6, m + off, rr->data, sizeof(rr->data));
+	else if (rr->type == ns_t_cname)
+		assert_int_equal(dn_expand(m, m + len, m + off, rr->data, sizeof(rr->data)), rdlen);
+	else
+		fail_msg("record type %u in an answer", rr->type);
+}
+
+/* Read a whole answer; every byte must belong to it and every name must expand. */
+static void parse_reply(const __u8 *m, size_t len, struct reply_got *g)
+{
+	size_t off = NS_HFIXEDSZ, i, total;
+	struct rr_got rr;
+	__u16 rdlen;
+	int n;
+
+	memset(g, 0, sizeof(*g));
+	assert_true(len >= NS_HFIXEDSZ);
+	g->id = get16(m);
+	g->flags = get16(m + 2);
+	g->an = get16(m + 6);
+	g->ar = get16(m + 10);
+	total = g->an + get16(m + 8) + g->ar;
+	if (get16(m + 4)) {
+		assert_int_equal(get16(m + 4), 1);
+		n = dn_skipname(m + off, m + len);
+		assert_true(n > 0);
+		memcpy(g->qname, m + off, n);
+		g->qname_len = n;
+		g->qtype = get16(m + off + n);
+		g->qclass = get16(m + off + n + 2);
+		off += n + 4;
+	}
+	for (i = 0; i < total; i++) {
+		n = dn_expand(m, m + len, m + off, rr.owner, sizeof(rr.owner));
+		assert_true(n > 0 && off + n + 10 <= len);
+		off += n;
+		rr.type = get16(m + off);
+		rr.class = get16(m + off + 2);
+		rr.ttl = (__u32)get16(m + off + 4) << 16 | get16(m + off + 6);
+		rdlen = get16(m + off + 8);
+		off += 10;
+		assert_true(off + rdlen <= len);
+		if (rr.type == ns_t_opt) {
+			assert_string_equal(rr.owner, "");
+			assert_false(g->opt);
+			g->opt = true;
+			g->opt_udp = rr.class;
+			g->opt_ttl = rr.ttl;
+			g->opt_rdlen = rdlen;
+		} else {
+			rdata_text(m, len, off, &rr, rdlen);
+			assert_true(g->nrr < (int)ARRAY_SIZE(g->rr));
+			g->rr[g->nrr++] = rr;
+		}
+		off += rdlen;
+	}
+	assert_int_equal(off, len);
+}
+
+/* The answer has the record @owner @type @data with @ttl (any case for the owner). */
+static void assert_rr(const struct reply_got *g, const char *owner, __u16 type, const char *data, __u32 ttl)
+{
+	int i;
+
+	for (i = 0; i < g->nrr; i++)
+		if (!strcasecmp(g->rr[i].owner, owner) && g->rr[i].type == type && !strcmp(g->rr[i].data, data)) {
+			assert_int_equal(g->rr[i].class, ns_c_in);
+			assert_int_equal(g->rr[i].ttl, ttl);
+			return;
+		}
+	fail_msg("no %s %u %s in the answer", owner, type, data);
+}
+
+/* The answer echoes the client's question @q (bytes from the name to QCLASS, case kept). */
+static void assert_question(const struct reply_got *g, const __u8 *q, size_t qlen)
+{
+	size_t end = question_end(q, qlen);
+
+	assert_int_equal(g->qname_len, end - 4 - NS_HFIXEDSZ);
+	assert_memory_equal(g->qname, q + NS_HFIXEDSZ, g->qname_len);
+	assert_int_equal(g->qtype, get16(q + end - 4));
+	assert_int_equal(g->qclass, get16(q + end - 2));
+}
+
+/* Send @q (@qlen bytes) on the UDP socket @fd and read its answer: the answer's length. */
+static size_t exchange(struct env *e, int fd, const __u8 *q, size_t qlen, __u8 *ans, size_t cap)
+{
+	ssize_t n;
+
+	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
+	assert_true(pump(e, fd, 3000));
+	n = recv(fd, ans, cap, 0);
+	assert_true(n >= NS_HFIXEDSZ);
+	return n;
+}
+
+static int udp_client(struct env *e)
+{
+	__u16 port4, port6;
+
+	dns_ports(e->r, &port4, &port6);
+	return client(AF_INET, SOCK_DGRAM, port4);
+}
+
+static struct dns_counters counters(const struct env *e)
+{
+	struct dns_counters c;
+
+	assert_int_equal(dns_counters(e->r, &c), 0);
+	return c;
+}
+
 /* --- tests ------------------------------------------------------------------------- */
 
 static void test_allowed(void **state)
@@ -453,6 +667,7 @@ static void test_allowed(void **state)
 	struct env *e = env_new();
 	__u8 q[512], ans[4096];
 	const struct sbx_dns_slot *s;
+	struct reply_got g;
 	size_t qlen, n;
 	__u32 id;
 
@@ -464,13 +679,17 @@ static void test_allowed(void **state)
 	env_start(e);
 	n = ask(e, "ExAmple.COM", ns_t_a, q, &qlen, ans);
 
-	/* Forwarded once, same question; the answer is the upstream's, byte for byte, with our id. */
+	/* Asked once, in canonical form; the answer carries the client's id and question and both records. */
 	assert_int_equal(e->up.nq, 1);
-	assert_int_equal(e->up.qlen[0], qlen);
-	assert_memory_equal(e->up.q[0] + 2, q + 2, qlen - 2);
-	assert_int_equal(n, e->up.sent_len);
-	assert_int_equal(get16(ans), get16(q));
-	assert_memory_equal(ans + 2, e->up.sent + 2, n - 2);
+	assert_canonical(e->up.q[0], e->up.qlen[0], "example.com", ns_t_a);
+	parse_reply(ans, n, &g);
+	assert_int_equal(g.id, get16(q));
+	assert_int_equal(g.flags, 0x8000 | 0x0100 | 0x0080);	/* QR, RD echoed, RA, NOERROR */
+	assert_question(&g, q, qlen);
+	assert_int_equal(g.an, 2);
+	assert_rr(&g, "example.com", ns_t_a, "93.184.216.34", 300);
+	assert_rr(&g, "example.com", ns_t_aaaa, "2606:2800:220:1::1", 100);
+	assert_false(g.opt);				/* the client sent no OPT record */
 	assert_string_equal(e->f.last_name, "example.com");
 
 	/* Both addresses installed, before the client could read the answer. */
@@ -531,7 +750,7 @@ static void test_cname_chain(void **state)
 	};
 	struct env *e = env_new();
 	__u8 q[512], ans[4096];
-	size_t qlen;
+	size_t qlen, n;
 	__u32 id;
 
 	(void)state;
@@ -539,14 +758,17 @@ static void test_cname_chain(void **state)
 	e->up.recs = recs;
 	e->up.nrec = ARRAY_SIZE(recs);
 	env_start(e);
-	ask(e, "www.example.com", ns_t_a, q, &qlen, ans);
+	n = ask(e, "www.example.com", ns_t_a, q, &qlen, ans);
 	id = domain_id(e->r, "www.example.com");
 	assert_int_not_equal(id, 0);
 	assert_non_null(slot_of(&e->f, "1.1.1.1", id));
 	assert_non_null(slot_of(&e->f, "2001:db8::1", id));
 	assert_null(slot_of(&e->f, "6.6.6.6", id));
 	assert_int_equal(e->f.nmap, 2);
-	assert_int_equal(get16(ans + 6), ARRAY_SIZE(recs));	/* the client still sees the whole answer */
+	/* The client gets the chain only: not the records an upstream slipped in. */
+	assert_int_equal(get16(ans + 6), 4);
+	assert_null(memmem(ans, n, "\x06\x06\x06\x06", 4));
+	assert_null(memmem(ans, n, "\x05other", 6));
 	env_free(e);
 }
 
@@ -623,6 +845,7 @@ static void test_audit(void **state)
 	static const struct rec recs[] = { { "evil.com", ns_t_a, 60, "6.6.6.6" } };
 	struct env *e = env_new();
 	__u8 q[512], ans[4096];
+	struct reply_got g;
 	size_t qlen, n;
 
 	(void)state;
@@ -632,7 +855,10 @@ static void test_audit(void **state)
 	env_start(e);
 	n = ask(e, "evil.com", ns_t_a, q, &qlen, ans);
 	assert_int_equal(e->up.nq, 1);
-	assert_int_equal(n, e->up.sent_len);
+	assert_canonical(e->up.q[0], e->up.qlen[0], "evil.com", ns_t_a);
+	parse_reply(ans, n, &g);
+	assert_int_equal(g.nrr, 1);
+	assert_rr(&g, "evil.com", ns_t_a, "6.6.6.6", 60);
 	assert_int_equal(ans[3] & 0x0f, ns_r_noerror);
 	assert_int_equal(e->f.nev, 1);
 	check_event(&e->f.ev[0], "evil.com", SBX_RULE_DOMAIN_DEFAULT, SBX_VERDICT_AUDIT,
@@ -667,14 +893,31 @@ static void test_update_fails(void **state)
 	env_free(e);
 }
 
-static size_t ask_tcp(struct env *e, int fd, const char *name, __u8 *q, __u8 *ans)
+/* Write @len bytes to the stream @fd while the resolver runs (it reads them). */
+static void send_pumping(struct env *e, int fd, const __u8 *p, size_t len)
 {
-	size_t qlen = mkquery(name, ns_t_a, q + 2);
+	ssize_t n;
+
+	while (len) {
+		n = send(fd, p, len, MSG_DONTWAIT);
+		if (n < 0) {
+			assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+			pump(e, -1, 10);
+			continue;
+		}
+		p += n;
+		len -= n;
+	}
+}
+
+/* Send the length-prefixed query @q (@qlen bytes after the prefix) over TCP; the answer's length. */
+static size_t ask_tcp_raw(struct env *e, int fd, __u8 *q, size_t qlen, __u8 *ans)
+{
 	size_t got = 0, want = 2;
 	ssize_t n;
 
 	put16(q, qlen);
-	assert_int_equal(send(fd, q, qlen + 2, 0), (ssize_t)qlen + 2);
+	send_pumping(e, fd, q, qlen + 2);
 	while (got < want) {
 		assert_true(pump(e, fd, 5000));
 		n = recv(fd, ans + got, 8192 - got, 0);
@@ -687,11 +930,17 @@ static size_t ask_tcp(struct env *e, int fd, const char *name, __u8 *q, __u8 *an
 	return want - 2;
 }
 
+static size_t ask_tcp(struct env *e, int fd, const char *name, __u8 *q, __u8 *ans)
+{
+	return ask_tcp_raw(e, fd, q, mkquery(name, ns_t_a, q + 2), ans);
+}
+
 static void test_tcp_client(void **state)
 {
 	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "1.2.3.4" } };
 	struct env *e = env_new();
 	__u8 q[514], ans[8192];
+	struct reply_got g;
 	__u16 port4, port6;
 	size_t n;
 	int fd;
@@ -704,9 +953,11 @@ static void test_tcp_client(void **state)
 	dns_ports(e->r, &port4, &port6);
 	fd = client(AF_INET, SOCK_STREAM, port4);
 	n = ask_tcp(e, fd, "example.com", q, ans);
-	assert_int_equal(n, e->up.sent_len);
-	assert_int_equal(get16(ans + 2), get16(q + 2));
-	assert_memory_equal(ans + 4, e->up.sent + 2, n - 2);
+	assert_canonical(e->up.q[0], e->up.qlen[0], "example.com", ns_t_a);
+	parse_reply(ans + 2, n, &g);
+	assert_int_equal(g.id, get16(q + 2));
+	assert_int_equal(g.nrr, 1);
+	assert_rr(&g, "example.com", ns_t_a, "1.2.3.4", 60);
 	assert_non_null(slot_of(&e->f, "1.2.3.4", domain_id(e->r, "example.com")));
 	assert_int_equal(e->f.client_key, IPPROTO_TCP << 16 | local_port(fd));
 
@@ -741,6 +992,8 @@ static void *tcp_upstream(void *arg)
 	if (recv(fd, buf, 2, MSG_WAITALL) == 2) {
 		len = get16(buf);
 		if (len <= sizeof(buf) && recv(fd, buf, len, MSG_WAITALL) == (ssize_t)len) {
+			memcpy(up->tcp_q, buf, len);
+			up->tcp_qlen = len;
 			n = build_answer(buf, len, big, 2, false, out + 2);
 			put16(out, n);
 			send(fd, out, n + 2, 0);
@@ -767,10 +1020,12 @@ static void test_truncated(void **state)
 	assert_int_equal(listen(e->up.tcp_fd, 4), 0);
 	env_start(e);
 
-	/* A UDP client gets the truncated answer as it is, and nothing is installed. */
+	/* A UDP client gets a truncated answer (its question, no records), and nothing is installed. */
 	n = ask(e, "big.example", ns_t_a, q, &qlen, ans);
 	assert_int_equal(ans[2] & 0x02, 0x02);
-	assert_int_equal(n, e->up.sent_len);
+	assert_int_equal(n, qlen);
+	assert_int_equal(get16(ans + 6), 0);
+	assert_memory_equal(ans + NS_HFIXEDSZ, q + NS_HFIXEDSZ, qlen - NS_HFIXEDSZ);
 	assert_int_equal(e->f.nmap, 0);
 
 	/* For a TCP client the resolver asks the upstream again over TCP. */
@@ -779,6 +1034,8 @@ static void test_truncated(void **state)
 	fd = client(AF_INET, SOCK_STREAM, port4);
 	n = ask_tcp(e, fd, "big.example", q, ans);
 	pthread_join(t, NULL);
+	/* Over TCP too, the upstream gets the canonical query and nothing else. */
+	assert_canonical(e->up.tcp_q, e->up.tcp_qlen, "big.example", ns_t_a);
 	assert_int_equal(ans[2 + 2] & 0x02, 0);
 	assert_int_equal(get16(ans + 2 + 6), 2);
 	assert_int_equal(get16(ans + 2), get16(q + 2));
@@ -817,6 +1074,7 @@ static void test_spoofed_source(void **state)
 	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "1.2.3.4" } };
 	struct env *e = env_new();
 	__u8 q[512], ans[4096];
+	struct reply_got g;
 	size_t qlen, n;
 
 	(void)state;
@@ -826,8 +1084,9 @@ static void test_spoofed_source(void **state)
 	e->up.nrec = 1;
 	env_start(e);
 	n = ask(e, "example.com", ns_t_a, q, &qlen, ans);
-	assert_int_equal(n, e->up.sent_len);
-	assert_memory_equal(ans + 2, e->up.sent + 2, n - 2);
+	parse_reply(ans, n, &g);
+	assert_int_equal(g.nrr, 1);
+	assert_rr(&g, "example.com", ns_t_a, "1.2.3.4", 60);
 	assert_non_null(slot_of(&e->f, "1.2.3.4", domain_id(e->r, "example.com")));
 	assert_null(slot_of(&e->f, "6.6.6.6", domain_id(e->r, "example.com")));
 	assert_int_equal(e->f.nmap, 1);
@@ -977,6 +1236,7 @@ static void test_ipv6_client(void **state)
 	static const struct rec recs[] = { { "example.com", ns_t_aaaa, 60, "2001:db8::5" } };
 	struct env *e = env_new();
 	__u8 q[512], ans[4096];
+	struct reply_got g;
 	__u16 port4, port6;
 	size_t qlen;
 	ssize_t n;
@@ -998,15 +1258,17 @@ static void test_ipv6_client(void **state)
 	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
 	assert_true(pump(e, fd, 3000));
 	n = recv(fd, ans, sizeof(ans), 0);
-	assert_int_equal(n, e->up.sent_len);
-	assert_int_equal(get16(ans), get16(q));
+	assert_true(n > 0);
+	parse_reply(ans, n, &g);
+	assert_int_equal(g.id, get16(q));
+	assert_rr(&g, "example.com", ns_t_aaaa, "2001:db8::5", 60);
+	assert_canonical(e->up.q[0], e->up.qlen[0], "example.com", ns_t_aaaa);
 	assert_non_null(slot_of(&e->f, "2001:db8::5", domain_id(e->r, "example.com")));
 	close(fd);
 	env_free(e);
 }
 
-/* Not one question: FORMERR; not a query: no answer at all. */
-/* A query that carries more than its question is not forwarded: FORMERR. */
+/* A message that is not one well-formed query goes nowhere: FORMERR. */
 static void query_refused(struct env *e, int fd, const __u8 *q, size_t qlen)
 {
 	__u8 ans[512];
@@ -1022,12 +1284,10 @@ static void query_refused(struct env *e, int fd, const __u8 *q, size_t qlen)
 
 static void test_query_shape(void **state)
 {
-	static const __u8 opt[11] = { 0, 0, 41, 0x10, 0, 0, 0, 0, 0, 0, 0 };	/* EDNS, 4096 */
 	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "10.0.0.1" } };
 	struct env *e = env_new();
-	__u8 q[600];
-	__u16 port4, port6;
-	size_t qlen;
+	__u8 q[600], ans[512];
+	size_t qlen, n;
 	int fd;
 
 	(void)state;
@@ -1035,8 +1295,7 @@ static void test_query_shape(void **state)
 	e->up.recs = recs;
 	e->up.nrec = 1;
 	env_start(e);
-	dns_ports(e->r, &port4, &port6);
-	fd = client(AF_INET, SOCK_DGRAM, port4);
+	fd = udp_client(e);
 
 	qlen = mkquery("example.com", ns_t_a, q);
 	memcpy(q + qlen, "smuggled", 8);		/* trailing bytes */
@@ -1044,16 +1303,24 @@ static void test_query_shape(void **state)
 	put16(q + 6, 1);				/* an answer record in a query */
 	query_refused(e, fd, q, qlen);
 	put16(q + 6, 0);
-	put16(q + 10, 1);				/* an additional record that is not OPT */
-	memcpy(q + qlen, opt, sizeof(opt));
-	q[qlen + 2] = ns_t_txt;
-	query_refused(e, fd, q, qlen + sizeof(opt));
+	put16(q + 8, 1);				/* an authority record */
+	query_refused(e, fd, q, qlen);
+	put16(q + 8, 0);
+	n = add_record(q, qlen, "", ns_t_opt, 4096, 0, "", 0);
+	n = add_record(q, n, "", ns_t_opt, 4096, 0, "", 0);
+	query_refused(e, fd, q, n);			/* two OPT records (RFC 6891 6.1.1) */
+	put16(q + 10, 0);
+	n = add_record(q, qlen, "example.com", ns_t_opt, 4096, 0, "", 0);
+	query_refused(e, fd, q, n);			/* an OPT record not owned by the root */
+	put16(q + 10, 0);
+	n = add_record(q, qlen, "", ns_t_opt, 4096, 0, "", 0);
+	query_refused(e, fd, q, n - 1);			/* cut inside its record */
+	assert_int_equal(counters(e).malformed, 6);
 
-	/* One OPT record is what resolvers send: forwarded. */
-	q[qlen + 2] = 41;
-	assert_int_equal(send(fd, q, qlen + sizeof(opt), 0), (ssize_t)(qlen + sizeof(opt)));
-	assert_true(pump(e, fd, 2000));
+	/* One OPT record is what resolvers send: the canonical query goes up. */
+	exchange(e, fd, q, n, ans, sizeof(ans));
 	assert_int_equal(e->up.nq, 1);
+	assert_canonical(e->up.q[0], e->up.qlen[0], "example.com", ns_t_a);
 	close(fd);
 	env_free(e);
 }
@@ -1114,6 +1381,624 @@ static void test_malformed(void **state)
 	assert_int_equal(e->f.nverdict, 0);
 	close(fd);
 	env_free(e);
+}
+
+/* --- only the allowed question leaves (issue 16) ------------------------------------ */
+
+static const struct rec example_a[] = { { "example.com", ns_t_a, 60, "10.0.0.1" } };
+
+/* A resolver allowing example.com, whose upstream answers 10.0.0.1; @fd its UDP client. */
+static struct env *allowed_env(int *fd)
+{
+	struct env *e = env_new();
+
+	e->f.allow[0] = "example.com";
+	e->up.recs = example_a;
+	e->up.nrec = 1;
+	env_start(e);
+	*fd = udp_client(e);
+	return e;
+}
+
+static void env_close(struct env *e, int fd)
+{
+	close(fd);
+	env_free(e);
+}
+
+/* An EDNS option whose data is a secret, a cookie, DO and a big UDP size: none of it goes upstream. */
+static void test_upstream_edns_options(void **state)
+{
+	static const char secret[] = "AKIA-SECRET-KEY-0123456789";
+	__u8 q[600], ans[4096], opt[64];
+	struct reply_got g;
+	size_t qlen, n, o;
+	struct env *e;
+	int fd;
+
+	(void)state;
+	e = allowed_env(&fd);
+	put16(opt, 65001);
+	put16(opt + 2, sizeof(secret) - 1);
+	memcpy(opt + 4, secret, sizeof(secret) - 1);
+	o = 4 + sizeof(secret) - 1;
+	put16(opt + o, 10);				/* COOKIE */
+	put16(opt + o + 2, 8);
+	memcpy(opt + o + 4, "cookie!!", 8);
+	o += 12;
+	qlen = raw_query(0x1234, 0x0100, "example.com", ns_t_a, ns_c_in, q);
+	qlen = add_record(q, qlen, "", ns_t_opt, 4096, 0x8000, opt, o);
+	n = exchange(e, fd, q, qlen, ans, sizeof(ans));
+	assert_int_equal(e->up.nq, 1);
+	assert_canonical(e->up.q[0], e->up.qlen[0], "example.com", ns_t_a);
+
+	/* The client gets our OPT record back: our size, no DO, no options; none of its own. */
+	parse_reply(ans, n, &g);
+	assert_int_equal(g.id, 0x1234);
+	assert_true(g.opt);
+	assert_int_equal(g.opt_udp, 1232);
+	assert_int_equal(g.opt_ttl, 0);
+	assert_int_equal(g.opt_rdlen, 0);
+	assert_int_equal(g.nrr, 1);
+	assert_rr(&g, "example.com", ns_t_a, "10.0.0.1", 60);
+	assert_null(memmem(ans, n, "SECRET", 6));
+	env_close(e, fd);
+}
+
+/* Every header bit a client may set (AA, TC, RA, Z, AD, CD, rcode, RD off): upstream sees RD alone. */
+static void test_upstream_header_flags(void **state)
+{
+	static const __u16 flags[] = { 0x0400, 0x0200, 0x0080, 0x0040, 0x0020, 0x0010, 0x000f, 0x0000, 0x07ff };
+	__u8 q[512], ans[4096];
+	struct reply_got g;
+	size_t qlen, n, i;
+	struct env *e;
+	int fd;
+
+	(void)state;
+	e = allowed_env(&fd);
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		qlen = raw_query(100 + i, flags[i], "example.com", ns_t_a, ns_c_in, q);
+		n = exchange(e, fd, q, qlen, ans, sizeof(ans));
+		assert_int_equal(e->up.nq, i + 1);
+		assert_canonical(e->up.q[i], e->up.qlen[i], "example.com", ns_t_a);
+		/* The client's RD and CD are echoed to it; QR and RA set; nothing else. */
+		parse_reply(ans, n, &g);
+		assert_int_equal(g.id, 100 + i);
+		assert_int_equal(g.flags, 0x8080 | (flags[i] & 0x0110));
+		assert_int_equal(g.nrr, 1);
+	}
+	env_close(e, fd);
+}
+
+/* 0x20: the letter case of a name carries bits. Upstream gets lower case; the client its own case back. */
+static void test_upstream_case(void **state)
+{
+	static const char *names[] = { "EXAMPLE.COM", "eXaMpLe.cOm", "example.COM" };
+	__u8 q[512], ans[4096];
+	struct reply_got g;
+	size_t qlen, n, i;
+	struct env *e;
+	int fd;
+
+	(void)state;
+	e = allowed_env(&fd);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		qlen = raw_query(7, 0x0100, names[i], ns_t_a, ns_c_in, q);
+		n = exchange(e, fd, q, qlen, ans, sizeof(ans));
+		assert_canonical(e->up.q[i], e->up.qlen[i], "example.com", ns_t_a);
+		parse_reply(ans, n, &g);
+		assert_question(&g, q, qlen);
+		assert_int_equal(g.nrr, 1);
+		assert_string_equal(g.rr[0].owner, names[i]);	/* compressed to the question */
+		assert_string_equal(g.rr[0].data, "10.0.0.1");
+	}
+	env_close(e, fd);
+}
+
+static void check_type_event(const struct sbx_event *ev, const char *name, __u32 arg)
+{
+	assert_int_equal(ev->op, SBX_OP_DNS);
+	assert_int_equal(ev->rule_id, SBX_RULE_DNS_TYPE);
+	assert_int_equal(ev->verdict, SBX_VERDICT_DENY);
+	assert_int_equal(ev->arg, arg);
+	assert_string_equal(ev->path, name);
+	assert_int_equal(ev->pid, 1234);
+}
+
+/* QCLASS CH (anything but IN) is not served: NOTIMP, nothing upstream, an event naming class and type. */
+static void test_upstream_qclass_ch(void **state)
+{
+	static const __u16 types[] = { ns_t_txt, ns_t_a };
+	__u8 q[512], ans[4096];
+	struct reply_got g;
+	size_t qlen, n, i;
+	struct env *e;
+	int fd;
+
+	(void)state;
+	e = allowed_env(&fd);
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		qlen = raw_query(9, 0x0100, "example.com", types[i], ns_c_chaos, q);
+		n = exchange(e, fd, q, qlen, ans, sizeof(ans));
+		parse_reply(ans, n, &g);
+		assert_int_equal(g.flags & 0x000f, ns_r_notimpl);
+		assert_int_equal(g.nrr, 0);
+		assert_question(&g, q, qlen);
+		check_type_event(&e->f.ev[i], "example.com", (__u32)ns_c_chaos << 16 | types[i]);
+	}
+	assert_int_equal(e->up.nq, 0);
+	assert_int_equal(e->f.nev, 2);
+	assert_int_equal(counters(e).refused_types, 2);
+	env_close(e, fd);
+}
+
+/* Two questions, the second one carrying data: not one question (RFC 9619), so FORMERR, nothing upstream. */
+static void test_upstream_two_questions(void **state)
+{
+	__u8 q[512], ans[4096];
+	size_t qlen, n;
+	struct env *e;
+	int fd;
+
+	(void)state;
+	e = allowed_env(&fd);
+	qlen = raw_query(11, 0x0100, "example.com", ns_t_a, ns_c_in, q);
+	qlen += put_name("c2VjcmV0.example.com", q + qlen);
+	put16(q + qlen, ns_t_a);
+	put16(q + qlen + 2, ns_c_in);
+	qlen += 4;
+	put16(q + 4, 2);
+	n = exchange(e, fd, q, qlen, ans, sizeof(ans));
+	assert_int_equal(n, NS_HFIXEDSZ);
+	assert_int_equal(ans[3] & 0x0f, ns_r_formerr);
+	assert_int_equal(e->up.nq, 0);
+	assert_int_equal(e->f.nverdict, 0);
+	assert_int_equal(counters(e).malformed, 1);
+	env_close(e, fd);
+}
+
+/* Additional records (a TXT full of data beside the OPT) are read and dropped: upstream sees the canonical query. */
+static void test_upstream_additional_record(void **state)
+{
+	__u8 q[512], ans[4096];
+	struct reply_got g;
+	size_t qlen, n;
+	struct env *e;
+	int fd;
+
+	(void)state;
+	e = allowed_env(&fd);
+	qlen = raw_query(13, 0x0100, "example.com", ns_t_a, ns_c_in, q);
+	qlen = add_record(q, qlen, "exfil.example.com", ns_t_txt, ns_c_in, 0, "\x06secret", 7);
+	qlen = add_record(q, qlen, "", ns_t_opt, 1232, 0, "", 0);
+	n = exchange(e, fd, q, qlen, ans, sizeof(ans));
+	assert_int_equal(e->up.nq, 1);
+	assert_canonical(e->up.q[0], e->up.qlen[0], "example.com", ns_t_a);
+	parse_reply(ans, n, &g);
+	assert_true(g.opt);
+	assert_int_equal(g.ar, 1);
+	assert_rr(&g, "example.com", ns_t_a, "10.0.0.1", 60);
+	assert_null(memmem(ans, n, "secret", 6));
+	env_close(e, fd);
+}
+
+/* Over TCP a query can be 64 KiB: one with a 60,000-byte EDNS option still leaves as the canonical query. */
+static void test_upstream_tcp(void **state)
+{
+	static const struct rec recs[] = { { "example.com", ns_t_aaaa, 60, "2001:db8::7" } };
+	enum { OPT_DATA = 60000 };
+	__u8 *q = malloc(2 + 65535), *opt = malloc(4 + OPT_DATA), ans[8192];
+	struct env *e = env_new();
+	struct reply_got g;
+	__u16 port4, port6;
+	size_t qlen, n;
+	int fd;
+
+	(void)state;
+	assert_non_null(q);
+	assert_non_null(opt);
+	e->f.allow[0] = "example.com";
+	e->up.recs = recs;
+	e->up.nrec = 1;
+	env_start(e);
+	put16(opt, 65001);
+	put16(opt + 2, OPT_DATA);
+	memset(opt + 4, 'S', OPT_DATA);
+	qlen = raw_query(15, 0x0120, "Example.Com", ns_t_aaaa, ns_c_in, q + 2);
+	qlen = add_record(q + 2, qlen, "", ns_t_opt, 65535, 0x8000, opt, 4 + OPT_DATA);
+	dns_ports(e->r, &port4, &port6);
+	fd = client(AF_INET, SOCK_STREAM, port4);
+	n = ask_tcp_raw(e, fd, q, qlen, ans);
+	assert_int_equal(e->up.nq, 1);
+	assert_canonical(e->up.q[0], e->up.qlen[0], "example.com", ns_t_aaaa);
+	parse_reply(ans + 2, n, &g);
+	assert_int_equal(g.id, 15);
+	assert_question(&g, q + 2, qlen);
+	assert_true(g.opt);
+	assert_int_equal(g.opt_rdlen, 0);
+	assert_rr(&g, "example.com", ns_t_aaaa, "2001:db8::7", 60);
+	free(q);
+	free(opt);
+	env_close(e, fd);
+}
+
+/* A, AAAA and CNAME go upstream; HTTPS and SVCB get an empty NOERROR, others NOTIMP; each refusal an event. */
+static void test_types(void **state)
+{
+	static const struct { __u16 type; int rcode; bool up; } cases[] = {
+		{ ns_t_a, ns_r_noerror, true }, { ns_t_aaaa, ns_r_noerror, true },
+		{ ns_t_cname, ns_r_noerror, true }, { 65, ns_r_noerror, false }, { 64, ns_r_noerror, false },
+		{ ns_t_txt, ns_r_notimpl, false }, { ns_t_mx, ns_r_notimpl, false },
+		{ ns_t_null, ns_r_notimpl, false }, { ns_t_any, ns_r_notimpl, false },
+		{ ns_t_srv, ns_r_notimpl, false }, { ns_t_ptr, ns_r_notimpl, false },
+		{ ns_t_ns, ns_r_notimpl, false },
+	};
+	__u8 q[512], ans[4096];
+	struct reply_got g;
+	int fd, nup = 0, nev = 0;
+	size_t qlen, n, i;
+	struct env *e;
+
+	(void)state;
+	e = allowed_env(&fd);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		qlen = raw_query(i, 0x0100, "example.com", cases[i].type, ns_c_in, q);
+		n = exchange(e, fd, q, qlen, ans, sizeof(ans));
+		parse_reply(ans, n, &g);
+		assert_question(&g, q, qlen);
+		assert_int_equal(g.flags & 0x000f, cases[i].rcode);
+		if (cases[i].up) {
+			assert_int_equal(e->up.nq, ++nup);
+			assert_canonical(e->up.q[nup - 1], e->up.qlen[nup - 1], "example.com", cases[i].type);
+			continue;
+		}
+		assert_int_equal(e->up.nq, nup);
+		assert_int_equal(g.nrr, 0);
+		assert_int_equal(e->f.nev, ++nev);
+		check_type_event(&e->f.ev[nev - 1], "example.com", cases[i].type);
+		assert_int_equal(e->f.ev[nev - 1].domain_id, domain_id(e->r, "example.com"));
+	}
+	assert_int_equal(counters(e).refused_types, nev);
+	assert_int_equal(counters(e).forwarded, nup);
+
+	/* A denied name is NXDOMAIN whatever the type, and its event names the name's rule. */
+	qlen = raw_query(99, 0x0100, "evil.com", ns_t_txt, ns_c_in, q);
+	exchange(e, fd, q, qlen, ans, sizeof(ans));
+	assert_int_equal(ans[3] & 0x0f, ns_r_nxdomain);
+	assert_int_equal(e->f.ev[nev].rule_id, SBX_RULE_DOMAIN_DEFAULT);
+	assert_int_equal(counters(e).refused_types, nev);
+	env_close(e, fd);
+}
+
+/* @n queries for @name on @fd, each answered with @rcode. */
+static void ask_n(struct env *e, int fd, const char *name, int n, int rcode)
+{
+	__u8 q[512], ans[4096];
+	struct reply_got g;
+	size_t qlen, len;
+
+	while (n--) {
+		qlen = raw_query(n, 0x0100, name, ns_t_a, ns_c_in, q);
+		len = exchange(e, fd, q, qlen, ans, sizeof(ans));
+		parse_reply(ans, len, &g);
+		assert_int_equal(g.flags & 0x000f, rcode);
+		assert_question(&g, q, qlen);
+	}
+}
+
+/* Over the rate limit: REFUSED, one event when it starts biting, the rest as a summary a second later. */
+static void test_rate_limit(void **state)
+{
+	struct env *e = env_new();
+	struct dns_counters c;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	e->up.recs = example_a;
+	e->up.nrec = 1;
+	e->cfg.rate = 1;
+	e->cfg.burst = 3;
+	env_start(e);
+	fd = udp_client(e);
+	ask_n(e, fd, "example.com", 3, ns_r_noerror);	/* the burst */
+	ask_n(e, fd, "example.com", 1, ns_r_refused);
+	ask_n(e, fd, "evil.com", 1, ns_r_refused);	/* limited before it is judged */
+	assert_int_equal(e->up.nq, 3);
+	assert_int_equal(e->f.nev, 1);
+	assert_int_equal(e->f.ev[0].rule_id, SBX_RULE_DNS_RATE);
+	assert_int_equal(e->f.ev[0].verdict, SBX_VERDICT_DENY);
+	assert_string_equal(e->f.ev[0].path, "example.com");
+	assert_int_equal(e->f.ev[0].flags, 0);
+	assert_int_equal(e->f.ev[0].pid, 1234);
+	c = counters(e);
+	assert_int_equal(c.queries, 5);
+	assert_int_equal(c.rate_limited, 2);
+	assert_int_equal(c.forwarded, 3);
+	assert_int_equal(c.refused_names, 0);
+
+	/* The second is over: the refusal after the event comes as one summary, once. */
+	dns_tick(e->r);
+	assert_int_equal(e->f.nev, 1);
+	e->f.now = T0 + NS;
+	dns_tick(e->r);
+	dns_tick(e->r);
+	assert_int_equal(e->f.nev, 2);
+	assert_int_equal(e->f.ev[1].rule_id, SBX_RULE_DNS_RATE);
+	assert_true(e->f.ev[1].flags & SBX_EV_SUMMARY);
+	assert_int_equal(e->f.ev[1].repeat, 1);
+
+	/* A second refilled one query; the next refusal starts a new event. */
+	ask_n(e, fd, "example.com", 1, ns_r_noerror);
+	ask_n(e, fd, "example.com", 1, ns_r_refused);
+	assert_int_equal(e->f.nev, 3);
+	assert_int_equal(e->f.ev[2].flags, 0);
+	assert_int_equal(counters(e).rate_limited, 3);
+	env_close(e, fd);
+}
+
+/* Each query counts once in queries and once in what became of it. */
+static void test_counters(void **state)
+{
+	static const struct rec c_a[] = { { "c.example.com", ns_t_a, 60, "10.0.0.3" } };
+	__u8 q[512], ans[4096];
+	struct env *e = env_new();
+	struct dns_counters c;
+	size_t qlen;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "*.example.com";
+	e->up.recs = example_a;
+	e->up.nrec = 1;
+	env_start(e);
+	fd = udp_client(e);
+	ask_n(e, fd, "a.example.com", 2, ns_r_noerror);
+	ask_n(e, fd, "B.example.com", 1, ns_r_noerror);
+	ask_n(e, fd, "evil.com", 1, ns_r_nxdomain);
+	qlen = raw_query(1, 0x0100, "a.example.com", ns_t_txt, ns_c_in, q);
+	exchange(e, fd, q, qlen, ans, sizeof(ans));
+	put16(q + 4, 0);				/* no question */
+	exchange(e, fd, q, qlen, ans, sizeof(ans));
+	qlen = raw_query(1, 0x1000, "a.example.com", ns_t_a, ns_c_in, q);	/* opcode STATUS */
+	exchange(e, fd, q, qlen, ans, sizeof(ans));
+	assert_int_equal(ans[3] & 0x0f, ns_r_notimpl);
+	q[2] |= 0x80;					/* a response: not even counted */
+	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
+	assert_false(pump(e, fd, 100));
+	e->up.recs = c_a;
+	e->f.update_err = -ENOMEM;			/* its address cannot be installed */
+	ask_n(e, fd, "c.example.com", 1, ns_r_servfail);
+
+	c = counters(e);
+	assert_int_equal(c.queries, 8);
+	assert_int_equal(c.forwarded, 4);
+	assert_int_equal(c.refused_names, 1);
+	assert_int_equal(c.refused_types, 1);
+	assert_int_equal(c.malformed, 2);
+	assert_int_equal(c.failed, 1);
+	assert_int_equal(c.rate_limited, 0);
+	assert_int_equal(c.allowed_names, 3);		/* a, b, c: a twice is one name */
+	assert_int_equal(dns_counters(NULL, &c), -EINVAL);
+	assert_int_equal(dns_counters(e->r, NULL), -EINVAL);
+	env_close(e, fd);
+}
+
+/* In audit mode a name that is not host syntax is still refused: it cannot be sent in canonical form. */
+static void test_audit_not_host(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen;
+
+	(void)state;
+	e->cfg.audit = true;
+	e->f.allow[0] = "*.example.com";
+	env_start(e);
+	ask(e, "evil\\.example.com", ns_t_a, q, &qlen, ans);
+	assert_int_equal(ans[3] & 0x0f, ns_r_nxdomain);
+	assert_int_equal(e->up.nq, 0);
+	assert_int_equal(e->f.nev, 1);
+	assert_int_equal(e->f.ev[0].verdict, SBX_VERDICT_DENY);
+	assert_int_equal(e->f.ev[0].rule_id, SBX_RULE_DOMAIN_DEFAULT);
+	env_free(e);
+}
+
+/* Count the last record of @m in the authority section instead of the additional one. */
+static void to_authority(__u8 *m)
+{
+	put16(m + 10, get16(m + 10) - 1);
+	put16(m + 8, get16(m + 8) + 1);
+}
+
+/*
+ * The client's answer is composed, never passed on: only the chain's A,
+ * AAAA and CNAME records with TTLs clamped, nothing of the upstream's TXT,
+ * off-chain, authority or additional records or of its OPT options.
+ */
+static void test_answer_composed(void **state)
+{
+	static const struct rec recs[] = {
+		{ "www.example.com", ns_t_cname, 86400, "edge.cdn.net" },
+		{ "edge.cdn.net", ns_t_a, 30, "10.0.0.5" },
+		{ "other.net", ns_t_a, 60, "6.6.6.6" },
+		{ "www.example.com", ns_t_txt, 60, "leak.me" },
+	};
+	static const __u8 upopt[] = { 0xfd, 0xe9, 0, 4, 'l', 'e', 'a', 'k' };
+	__u8 q[512], ans[4096], up[4096];
+	struct env *e = env_new();
+	struct reply_got g;
+	size_t qlen, n;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "www.example.com";
+	e->cfg.max_ttl = 600;
+	e->up.mode = UP_HOLD;
+	env_start(e);
+	fd = udp_client(e);
+	qlen = raw_query(21, 0x0100, "WWW.example.com", ns_t_a, ns_c_in, q);
+	qlen = add_record(q, qlen, "", ns_t_opt, 1232, 0, "", 0);
+	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
+	assert_true(pump_until(e, -1, 1, 3000));
+
+	n = build_answer(e->up.q[0], e->up.qlen[0], recs, ARRAY_SIZE(recs), false, up);
+	n = add_record(up, n, "example.com", ns_t_ns, ns_c_in, 60, "\x04leak\x00", 6);
+	to_authority(up);
+	n = add_record(up, n, "edge.cdn.net", ns_t_a, ns_c_in, 60, "\x07\x07\x07\x07", 4);
+	n = add_record(up, n, "", ns_t_opt, 4096, 0, upopt, sizeof(upopt));
+	assert_int_equal(sendto(e->up.fd, up, n, 0, (void *)&e->up.from[0], sizeof(e->up.from[0])), (ssize_t)n);
+	assert_true(pump(e, fd, 3000));
+	n = recv(fd, ans, sizeof(ans), 0);
+
+	parse_reply(ans, n, &g);
+	assert_int_equal(g.an, 2);
+	assert_rr(&g, "www.example.com", ns_t_cname, "edge.cdn.net", 600);
+	assert_rr(&g, "edge.cdn.net", ns_t_a, "10.0.0.5", 30);
+	assert_int_equal(get16(ans + 8), 0);
+	assert_int_equal(g.ar, 1);
+	assert_true(g.opt);
+	assert_int_equal(g.opt_rdlen, 0);
+	assert_null(memmem(ans, n, "leak", 4));
+	assert_null(memmem(ans, n, "\x06\x06\x06\x06", 4));
+	assert_null(memmem(ans, n, "\x07\x07\x07\x07", 4));
+	assert_non_null(slot_of(&e->f, "10.0.0.5", domain_id(e->r, "www.example.com")));
+	env_close(e, fd);
+}
+
+/* Too long for the client's UDP size: TC and no records (it asks again over TCP); with EDNS it fits. */
+static void test_answer_truncation(void **state)
+{
+	enum { N = 40 };
+	static char addrs[N][16];
+	static struct rec recs[N];
+	static const __u16 sizes[] = { 0, 100, 4096 };	/* 0: no EDNS */
+	__u8 q[512], ans[4096];
+	struct env *e = env_new();
+	struct reply_got g;
+	size_t qlen, n, i;
+	int fd;
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		snprintf(addrs[i], sizeof(addrs[i]), "10.2.0.%zu", i);
+		recs[i] = (struct rec){ "big.example", ns_t_a, 60, addrs[i] };
+	}
+	e->f.allow[0] = "big.example";
+	e->up.recs = recs;
+	e->up.nrec = N;
+	env_start(e);
+	fd = udp_client(e);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		qlen = raw_query(i, 0x0100, "big.example", ns_t_a, ns_c_in, q);
+		if (sizes[i])
+			qlen = add_record(q, qlen, "", ns_t_opt, sizes[i], 0, "", 0);
+		n = exchange(e, fd, q, qlen, ans, sizeof(ans));
+		parse_reply(ans, n, &g);
+		assert_question(&g, q, qlen);
+		assert_int_equal(g.opt, sizes[i] != 0);
+		if (sizes[i] < 512) {
+			assert_true(g.flags & 0x0200);
+			assert_int_equal(g.nrr, 0);
+			assert_int_equal(n, qlen);
+		} else {
+			assert_false(g.flags & 0x0200);
+			assert_int_equal(g.nrr, N);
+			assert_true(n > 512);
+		}
+	}
+	assert_int_equal(e->f.nmap, N);		/* the upstream's answer was whole: installed */
+	env_close(e, fd);
+}
+
+/* The message layer alone: a client's compression pointer never survives; what cannot be rebuilt is refused. */
+static void test_message_layer(void **state)
+{
+	__u8 m[600], out[DNS_QUERY_MAX], want[512], ans[600];
+	struct dns_ask a;
+	size_t n;
+
+	(void)state;
+	/* The question's name is a pointer into an additional record's data. */
+	n = raw_query(5, 0x0100, "", ns_t_a, ns_c_in, m);
+	memmove(m + NS_HFIXEDSZ + 2, m + NS_HFIXEDSZ + 1, 4);
+	m[NS_HFIXEDSZ] = 0xc0;
+	m[NS_HFIXEDSZ + 1] = NS_HFIXEDSZ + 6 + 11;
+	n = add_record(m, n + 1, "", ns_t_txt, ns_c_in, 0, "\x07" "Example" "\x03" "COM", 13);	/* with its NUL */
+	assert_int_equal(dns_ask_read(m, n, &a), 0);
+	assert_int_equal(a.qname_len, 13);
+	assert_memory_equal(a.qname, "\x07" "Example" "\x03" "COM", 13);
+	assert_int_equal(dns_ask_query(&a, 0x4242, out, sizeof(out)), canonical("example.com", ns_t_a, 0x4242, want));
+	assert_memory_equal(out, want, 13 + NS_HFIXEDSZ + 4 + 11);
+	assert_int_equal(dns_ask_query(&a, 1, out, 20), -ENOSPC);
+
+	/* Names the policy could not judge, types and classes not served: not composed. */
+	n = raw_query(5, 0x0100, "x", ns_t_a, ns_c_in, m);
+	m[NS_HFIXEDSZ + 1] = '.';			/* a dot inside a label */
+	assert_int_equal(dns_ask_read(m, n, &a), 0);
+	assert_int_equal(dns_ask_query(&a, 1, out, sizeof(out)), -EINVAL);
+	m[NS_HFIXEDSZ + 1] = 0;				/* a NUL inside a label */
+	assert_int_equal(dns_ask_read(m, n, &a), 0);
+	assert_int_equal(dns_ask_query(&a, 1, out, sizeof(out)), -EINVAL);
+	n = raw_query(5, 0x0100, "", ns_t_a, ns_c_in, m);	/* the root */
+	assert_int_equal(dns_ask_read(m, n, &a), 0);
+	assert_int_equal(dns_ask_query(&a, 1, out, sizeof(out)), -EINVAL);
+	n = raw_query(5, 0x0100, "example.com", ns_t_txt, ns_c_in, m);
+	assert_int_equal(dns_ask_read(m, n, &a), 0);
+	assert_int_equal(dns_ask_query(&a, 1, out, sizeof(out)), -EINVAL);
+
+	/* Not a query, another opcode (its question kept for the answer), a compression loop. */
+	n = raw_query(5, 0x8100, "example.com", ns_t_a, ns_c_in, m);
+	assert_int_equal(dns_ask_read(m, n, &a), -EBADMSG);
+	n = raw_query(5, 0x2900, "example.com", ns_t_a, ns_c_in, m);
+	assert_int_equal(dns_ask_read(m, n, &a), -EOPNOTSUPP);
+	assert_int_equal(a.qname_len, 13);
+	assert_int_equal(dns_ask_reply(&a, ns_r_notimpl, ans, sizeof(ans)), n);
+	assert_int_equal(get16(ans + 2), 0x8000 | 0x2800 | 0x0100 | 0x0080 | ns_r_notimpl);
+	assert_int_equal(dns_ask_reply(&a, ns_r_notimpl, ans, 12), -ENOSPC);
+	put16(m + 2, 0x0100);
+	m[NS_HFIXEDSZ] = 0xc0;
+	m[NS_HFIXEDSZ + 1] = NS_HFIXEDSZ;
+	assert_int_equal(dns_ask_read(m, n, &a), -EBADMSG);
+	assert_int_equal(dns_ask_read(m, 11, &a), -EBADMSG);
+}
+
+/* Upstream answers that are not answers to our question, or do not parse: -EBADMSG, never passed on. */
+static void test_message_layer_answers(void **state)
+{
+	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "10.0.0.1" } };
+	__u8 m[512], q[DNS_QUERY_MAX], up[600], ans[600];
+	struct dns_ask a;
+	size_t n, ql;
+
+	(void)state;
+	n = raw_query(5, 0x0100, "Example.com", ns_t_a, ns_c_in, m);
+	assert_int_equal(dns_ask_read(m, n, &a), 0);
+	ql = dns_ask_query(&a, 77, q, sizeof(q));
+	n = build_answer(q, ql, recs, 1, false, up);
+	assert_true(dns_ask_answer(&a, up, n, 2, 3600, 512, ans, sizeof(ans)) > 0);
+	assert_int_equal(dns_ask_answer(&a, up, n, 2, 3600, 512, ans, 20), -ENOSPC);
+
+	up[2] &= ~0x80;						/* not a response */
+	assert_int_equal(dns_ask_answer(&a, up, n, 2, 3600, 512, ans, sizeof(ans)), -EBADMSG);
+	up[2] |= 0x80;
+	up[NS_HFIXEDSZ + 1] = 'X';				/* another name */
+	assert_int_equal(dns_ask_answer(&a, up, n, 2, 3600, 512, ans, sizeof(ans)), -EBADMSG);
+	up[NS_HFIXEDSZ + 1] = 'e';
+	up[NS_HFIXEDSZ + 14] = ns_t_aaaa;			/* another type */
+	assert_int_equal(dns_ask_answer(&a, up, n, 2, 3600, 512, ans, sizeof(ans)), -EBADMSG);
+	up[NS_HFIXEDSZ + 14] = ns_t_a;
+	assert_int_equal(dns_ask_answer(&a, up, n - 1, 2, 3600, 512, ans, sizeof(ans)), -EBADMSG);	/* cut */
+	up[NS_HFIXEDSZ + 17] = 0xc0;				/* the record's owner points at itself */
+	up[NS_HFIXEDSZ + 18] = NS_HFIXEDSZ + 17;
+	assert_int_equal(dns_ask_answer(&a, up, n, 2, 3600, 512, ans, sizeof(ans)), -EBADMSG);
+
+	/* Truncated upstream: TC, the question, no records. */
+	n = build_answer(q, ql, NULL, 0, true, up);
+	assert_int_equal(dns_ask_answer(&a, up, n, 2, 3600, 512, ans, sizeof(ans)), NS_HFIXEDSZ + 13 + 4);
+	assert_true(get16(ans + 2) & 0x0200);
+	assert_memory_equal(ans + NS_HFIXEDSZ, "\x07" "Example" "\x03" "com", 13);
 }
 
 static void check_server(const struct sockaddr_storage *ss, const char *addr, __u16 port)
@@ -1214,6 +2099,21 @@ int main(void)
 		cmocka_unit_test(test_query_shape),
 		cmocka_unit_test(test_never_opened),
 		cmocka_unit_test(test_resolv_conf),
+		cmocka_unit_test(test_upstream_edns_options),
+		cmocka_unit_test(test_upstream_header_flags),
+		cmocka_unit_test(test_upstream_case),
+		cmocka_unit_test(test_upstream_qclass_ch),
+		cmocka_unit_test(test_upstream_two_questions),
+		cmocka_unit_test(test_upstream_additional_record),
+		cmocka_unit_test(test_upstream_tcp),
+		cmocka_unit_test(test_types),
+		cmocka_unit_test(test_rate_limit),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_audit_not_host),
+		cmocka_unit_test(test_answer_composed),
+		cmocka_unit_test(test_answer_truncation),
+		cmocka_unit_test(test_message_layer),
+		cmocka_unit_test(test_message_layer_answers),
 	};
 
 	return cmocka_run_group_tests_name("dns", tests, NULL, NULL);

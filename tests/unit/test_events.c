@@ -220,6 +220,25 @@ static void test_net_human(void **state)
 	ev.domain_id = 3;
 	event_format_human(&ev, NULL, "blocked.example", line, sizeof(line));
 	assert_string_equal(line, "sbx-bpf: denied dns blocked.example (default: not in allowedDomains) pid 42 cat");
+
+	/* The resolver's own refusals: a question type it does not serve, its rate limit. */
+	make_event("ok.example");
+	ev.op = SBX_OP_DNS;
+	ev.rule_id = SBX_RULE_DNS_TYPE;
+	ev.arg = 16;
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: denied dns ok.example TXT (default: a DNS question type the resolver "
+			    "does not serve (A, AAAA, CNAME)) pid 42 cat");
+	ev.arg = 3u << 16 | 16;
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, "denied dns ok.example CH TXT ("));
+	ev.arg = 4711;
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_non_null(strstr(line, "denied dns ok.example TYPE4711 ("));
+	ev.rule_id = SBX_RULE_DNS_RATE;
+	ev.arg = 0;
+	event_format_human(&ev, NULL, NULL, line, sizeof(line));
+	assert_string_equal(line, "sbx-bpf: denied dns ok.example (limit: the sandbox's DNS query rate) pid 42 cat");
 }
 
 static void test_net_json(void **state)
@@ -388,6 +407,9 @@ static void test_human_from_json(void **state)
 	ev.op = SBX_OP_DNS;
 	ev.rule_id = SBX_RULE_DOMAIN_DEFAULT;
 	same_line(NULL, "blocked.example");
+	ev.rule_id = SBX_RULE_DNS_TYPE;
+	ev.arg = 3u << 16 | 16;
+	same_line(NULL, NULL);
 	/* Coalesced runs, their summaries, and throttled records. */
 	make_event("/etc/shadow");
 	ev.repeat = 7;

@@ -14,8 +14,13 @@ git -c init.defaultBranch=main init -q /srv/upstream
 git -C /srv/upstream -c user.name=demo -c user.email=demo@example.org commit -q --allow-empty -m init
 cd /work/agent
 
+# The demo proves something only if enforcement loaded and denied: every
+# step that could not is a DEMO-FAIL line, and `make demo` fails on any.
+failed=0
+demo_fail() { echo "DEMO-FAIL: $*"; failed=1; }
+
 say "Kernel $(uname -r); can sbx-bpf enforce here?"
-sbx-bpf doctor
+sbx-bpf doctor || demo_fail "doctor says this kernel cannot enforce (see its FAIL lines)"
 
 cat >/work/agent/policy.json <<'POLICY'
 {
@@ -42,7 +47,9 @@ AGENT
 
 say "sbx-bpf run --policy policy.json -- sh agent.sh"
 sbx-bpf run --name demo-agent --policy policy.json --events /tmp/events.jsonl -- sh /work/agent/agent.sh
-echo "(agent exited with status $?)"
+rc=$?
+echo "(agent exited with status $rc)"
+[ $rc -eq 0 ] || demo_fail "the sandbox did not run the agent to its end (status $rc)"
 
 say "The same violations as JSON lines (--events FILE)"
 cat /tmp/events.jsonl
@@ -50,3 +57,16 @@ cat /tmp/events.jsonl
 say "Outside the sandbox nothing changed:"
 cat /root/.ssh/id_rsa /root/.bashrc
 ls -a /work/agent/repo/.git
+
+# What the demo promised, checked: the four denials as events, nothing changed outside.
+denials=$(jq -s '[.[] | select(.type == "violation" and .verdict == "denied")] | length' /tmp/events.jsonl 2>/dev/null)
+[ "${denials:-0}" -ge 4 ] || demo_fail "expected at least 4 denial events, got ${denials:-none}"
+for want in '.path == "/root/.ssh/id_rsa" and .op == "read"' '.path == "/root/.bashrc"' \
+	'(.path // "") | endswith(".git/hooks/post-checkout")'; do
+	jq -se "any(.[]; $want)" /tmp/events.jsonl >/dev/null 2>&1 || demo_fail "no event with $want"
+done
+grep -q evil /root/.bashrc && demo_fail "~/.bashrc was changed"
+[ -e /work/agent/repo/.git/hooks/post-checkout ] && demo_fail "the hook was planted"
+if [ $failed -eq 0 ]; then
+	echo "DEMO-OK: enforcement loaded on $(uname -r); $denials denials, each with its event"
+fi

@@ -46,29 +46,71 @@ sleep 0.2
 . /sbx/config
 export SBX_RESULTS=/dev/ttyS1 SBX_TEST_TIMEOUT
 
+# One test file, its result lines and its time to the results port.
+run_one() {
+	t=$1 name=$(basename "$1" .sh)
+	log=/tmp/$name.results
+	: >"$log"
+	echo "== $name ($2 programs)" >/dev/console
+	t0=$(date +%s)
+	SBX_RESULT_LOG=$log SBX_TEST=$name SBX_PROGRAMS=$2 timeout -k 5 "$SBX_TEST_TIMEOUT" sh "$t" \
+		>/tmp/$name.out 2>&1
+	rc=$?
+	echo "INFO $name/took $(($(date +%s) - t0)) s (guest clock)" >>"$log"
+	cat "$log" >"$SBX_RESULTS"
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		echo "FAIL $name/timeout (killed after ${SBX_TEST_TIMEOUT}s)" >"$SBX_RESULTS"
+	elif [ $rc -ne 0 ] && ! grep -q '^FAIL' "$log"; then
+		echo "FAIL $name/exit (script exited $rc)" >"$SBX_RESULTS"
+	fi
+	if [ $rc -ne 0 ]; then
+		sed 's/^/    | /' "/tmp/$name.out" | tail -40 >"$SBX_RESULTS"
+	fi
+}
+
+# The programs most files share: loaded and pinned once per boot by a
+# daemon that runs while they do (their `run`s then load nothing and get
+# their events through it). A set that does not load fails loudly, here and
+# in every file that needed it (lib.sh checks the pin).
+SHARED_PID=
+shared_start() {
+	t0=$(date +%s)
+	sbx-bpf daemon --events /tmp/shared-daemon.jsonl 2>/tmp/shared-daemon.err &
+	SHARED_PID=$!
+	i=0
+	while [ ! -S /run/sbx-bpf/events.sock ] && kill -0 $SHARED_PID 2>/dev/null && [ $i -lt 3000 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	if [ -S /run/sbx-bpf/events.sock ] && [ -e /sys/fs/bpf/sbx/meta ]; then
+		echo "PASS vm/shared-programs-loaded" >"$SBX_RESULTS"
+	else
+		echo "FAIL vm/shared-programs-loaded: $(tr '\n' ' ' </tmp/shared-daemon.err | head -c 1500)" >"$SBX_RESULTS"
+	fi
+	echo "INFO vm/shared-programs-load took $(($(date +%s) - t0)) s (guest clock)" >"$SBX_RESULTS"
+}
+shared_stop() {
+	[ -n "$SHARED_PID" ] || return 0
+	kill "$SHARED_PID" 2>/dev/null
+	wait "$SHARED_PID" 2>/dev/null
+	SHARED_PID=
+	sbx-bpf unload >/dev/null 2>&1
+}
+
+# Files that say "# e2e: programs=own" manage the programs themselves (their
+# own daemon, or `run` loading its own: the daemon-less path); they run
+# first, with nothing pinned. The others share one set.
 run_suite() {
 	echo "SUITE-START $(uname -r)" >"$SBX_RESULTS"
+	own= shared=
 	for t in /sbx/tests/e2e/[0-9]*.sh /sbx/tests/escape/[0-9]*.sh; do
 		name=$(basename "$t" .sh)
 		case " ${SBX_TESTS:-$name} " in *" $name "*) ;; *) continue ;; esac
-		log=/tmp/$name.results
-		: >"$log"
-		echo "== $name" >/dev/console
-		t0=$(date +%s)
-		SBX_RESULT_LOG=$log SBX_TEST=$name timeout -k 5 "$SBX_TEST_TIMEOUT" sh "$t" \
-			>/tmp/$name.out 2>&1
-		rc=$?
-		echo "INFO $name/took $(($(date +%s) - t0)) s (guest clock)" >>"$log"
-		cat "$log" >"$SBX_RESULTS"
-		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-			echo "FAIL $name/timeout (killed after ${SBX_TEST_TIMEOUT}s)" >"$SBX_RESULTS"
-		elif [ $rc -ne 0 ] && ! grep -q '^FAIL' "$log"; then
-			echo "FAIL $name/exit (script exited $rc)" >"$SBX_RESULTS"
-		fi
-		if [ $rc -ne 0 ]; then
-			sed 's/^/    | /' "/tmp/$name.out" | tail -40 >"$SBX_RESULTS"
-		fi
+		if grep -q '^# e2e: programs=own' "$t"; then own="$own $t"; else shared="$shared $t"; fi
 	done
+	for t in $own; do run_one "$t" own; done
+	[ -n "$shared" ] && shared_start
+	for t in $shared; do run_one "$t" shared; done
+	shared_stop
 	echo "SUITE-DONE" >"$SBX_RESULTS"
 }
 
