@@ -881,6 +881,7 @@ int do_detach(int argc, char **argv)
 		loader__purge_policy(l, sb.policy_id);
 		loader__purge_dns(l, cgid);
 		state_remove(SBX_STATE_DIR, cgid);
+		state_remove(SBX_DNS_COUNTS_DIR, cgid);	/* a killed run's resolver counters */
 	}
 	if (lock >= 0)
 		close(lock);

@@ -283,7 +283,49 @@ struct daemon_out {
 	struct evsock *es;		/* the events socket, or NULL */
 	const struct event_sink *sink;	/* its counters, for status */
 	struct resolvers *rs;		/* the attached cgroups' resolvers */
+	struct sbx_loader *l;		/* the programs: the sandboxes, for the runs' resolvers */
 };
+
+/*
+ * The resolvers of `run`s on our programs: sandboxes whose DNS is steered
+ * and whose run published its resolver's counters (SBX_DNS_COUNTS_DIR);
+ * @fn for each. Attached cgroups' resolvers are ours (out->rs), not here.
+ */
+static void each_run_resolver(struct sbx_loader *l,
+			      void (*fn)(void *ctx, __u64 cgid, const struct sbx_sandbox *sb, json_t *counts),
+			      void *ctx)
+{
+	struct sbx_sandbox sb;
+	__u64 cgid, prev = 0;
+	bool first = true;
+
+	while (l && !loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
+		json_t *counts = (sb.flags & SBX_SANDBOX_DNS) ? state_read(SBX_DNS_COUNTS_DIR, cgid) : NULL;
+
+		if (counts)
+			fn(ctx, cgid, &sb, counts);
+		json_decref(counts);
+		first = false;
+		prev = cgid;
+	}
+}
+
+static void run_resolver_json(void *ctx, __u64 cgid, const struct sbx_sandbox *sb, json_t *counts)
+{
+	json_array_append_new(ctx, json_pack("{s:I, s:i, s:i, s:s, s:O}", "cgroup_id", (json_int_t)cgid,
+					     "port4", (int)sb->dns_port4, "port6", (int)sb->dns_port6,
+					     "owner", "run", "counters", counts));
+}
+
+/* Every resolver serving a sandbox of ours: the attached cgroups' (the daemon's), then the runs'. */
+static json_t *all_resolvers_json(const struct daemon_out *out)
+{
+	json_t *a = resolvers_json(out->rs);
+
+	if (a)
+		each_run_resolver(out->l, run_resolver_json, a);
+	return a;
+}
 
 /*
  * To the configured sinks and to the socket's watchers, with the texts
@@ -324,7 +366,7 @@ static json_t *status_cb(void *ctx)
 			 /* coalesced counts with no record to name them (e.g. after a restart) */
 			 "summaries_unattributed", (json_int_t)evsweep_unattributed(out->sink->sweep),
 			 "sink_records_dropped", (json_int_t)(out->set ? sink_set_dropped(out->set) : 0),
-			 "resolvers", resolvers_json(out->rs));
+			 "resolvers", all_resolvers_json(out));
 }
 
 /* `attach` (start) and `detach` (stop) asking for an attached cgroup's resolver. */
@@ -483,18 +525,33 @@ static long long live_grants(struct sbx_loader *l)
 	return n;
 }
 
-/* What the attached cgroups' resolvers counted, into @g. */
-static void dns_gauges(const struct resolvers *rs, struct sink_gauges *g)
+static struct sink_dns_count dns_count(__u64 cgid, const struct dns_counters *c)
+{
+	return (struct sink_dns_count){ .cgroup_id = cgid, .queries = c->queries, .forwarded = c->forwarded,
+					.refused_names = c->refused_names, .refused_types = c->refused_types,
+					.rate_limited = c->rate_limited, .allowed_names = c->allowed_names };
+}
+
+static void run_resolver_count(void *ctx, __u64 cgid, const struct sbx_sandbox *sb, json_t *counts)
+{
+	struct sink_gauges *g = ctx;
+	struct dns_counters c;
+
+	(void)sb;
+	if (g->nr_dns < SINK_MAX_RESOLVERS && !dns_counts_parse(counts, &c))
+		g->dns[g->nr_dns++] = dns_count(cgid, &c);
+}
+
+/* What the resolvers of the sandboxes counted (attached cgroups', then runs'), into @g. */
+static void dns_gauges(struct sbx_loader *l, const struct resolvers *rs, struct sink_gauges *g)
 {
 	static struct resolver_counts c[SINK_MAX_RESOLVERS];
 	size_t n = resolvers_counts(rs, c, SINK_MAX_RESOLVERS);
 
 	g->nr_dns = n < SINK_MAX_RESOLVERS ? n : SINK_MAX_RESOLVERS;
 	for (unsigned int i = 0; i < g->nr_dns; i++)
-		g->dns[i] = (struct sink_dns_count){ .cgroup_id = c[i].cgid, .queries = c[i].c.queries,
-						     .refused_names = c[i].c.refused_names,
-						     .refused_types = c[i].c.refused_types,
-						     .rate_limited = c[i].c.rate_limited };
+		g->dns[i] = dns_count(c[i].cgid, &c[i].c);
+	each_run_resolver(l, run_resolver_count, g);
 }
 
 static void gauges(struct sbx_loader *l, const struct resolvers *rs, struct sink_set *set)
@@ -517,7 +574,7 @@ static void gauges(struct sbx_loader *l, const struct resolvers *rs, struct sink
 	if (!loader__fill(l, LOADER_FILL_SANDBOXES, &used, &max))
 		g.policies = used;
 	g.grants = live_grants(l);
-	dns_gauges(rs, &g);
+	dns_gauges(l, rs, &g);
 	sink_set_gauges(set, &g);
 }
 
@@ -869,6 +926,7 @@ int do_daemon(int argc, char **argv)
 		loader__set_event_limits(l, o.coalesce_ms * 1000000ULL, o.rate, o.burst);
 		report_start(loader__gaps(l), &sink, &out);
 		out.rs = open_resolvers(l, o.pin_dir, &sink);
+		out.l = l;
 	}
 	/* After the lock: the one daemon replaces a dead one's socket. */
 	out.es = out.rs ? open_socket(o.socket, &out) : NULL;
@@ -952,9 +1010,12 @@ static void print_resolvers(const json_t *rs)
 	json_array_foreach(rs, i, r) {
 		const json_t *c = json_object_get(r, "counters");
 #define N(k) json_integer_value(json_object_get(c, k))
-		printf("  cgroup %lld: %lld queries, refused %lld names, %lld types, %lld over the rate limit\n",
-		       json_integer_value(json_object_get(r, "cgroup_id")), N("queries"), N("refused_names"),
-		       N("refused_types"), N("rate_limited"));
+		const char *owner = json_string_value(json_object_get(r, "owner"));
+
+		printf("  cgroup %lld%s: %lld queries, refused %lld names, %lld types, %lld over the rate limit; "
+		       "%lld names allowed\n",
+		       json_integer_value(json_object_get(r, "cgroup_id")), owner && !strcmp(owner, "run") ? " (run)" : "",
+		       N("queries"), N("refused_names"), N("refused_types"), N("rate_limited"), N("allowed_names"));
 #undef N
 	}
 }

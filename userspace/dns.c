@@ -1509,20 +1509,22 @@ static void query_answer(struct dns_resolver *r, struct dns_query *q, int server
 
 	if ((get16(m + 2) & F_TC) && q->peer.proto == IPPROTO_TCP) {
 		n = tcp_exchange(r, &r->servers[server], q);
-		if (n < 0) {
+		/* Truncated over TCP too: nothing whole to give a TCP client. */
+		if (n < 0 || (get16(r->buf + 2) & F_TC)) {
 			query_fail(r, q);
 			return;
 		}
 		m = r->buf;
 		len = n;
 	}
-	if (q->install && !(get16(m + 2) & F_TC) && !installed(r, q, m, len))
-		return;
+	/* Composed before anything is installed: an answer the client never gets opens nothing. */
 	n = dns_ask_answer(&q->sent->ask, m, len, r->min_ttl_s, r->max_ttl_s, max, r->out, sizeof(r->out));
 	if (n < 0) {
 		query_fail(r, q);
 		return;
 	}
+	if (q->install && !(get16(m + 2) & F_TC) && !installed(r, q, m, len))
+		return;
 	reply(r, &q->peer, r->out, n);
 	query_release(r, q);
 }
@@ -1552,9 +1554,19 @@ static void upstream_answer(struct dns_resolver *r, const struct sockaddr_storag
 		return;
 	q = &r->q[idx - 1];
 	s = server_index(r, from);
-	if (s < 0 || !(q->tried & (1u << s)) || !answers(&q->sent->ask, m, len, &qu))
+	if (s < 0 || !(q->tried & (1u << s)))
 		return;
-	query_answer(r, q, s, m, len);
+	if (answers(&q->sent->ask, m, len, &qu)) {
+		query_answer(r, q, s, m, len);
+		return;
+	}
+	/*
+	 * An error without the question (a FORMERR to our query, say) answers
+	 * nothing the client asked: the next server now, else SERVFAIL now,
+	 * rather than at the timeout.
+	 */
+	if (get16(m + 4) == 0 && (get16(m + 2) & F_RCODE) && query_send(r, q, mono_now()))
+		query_fail(r, q);
 }
 
 static void upstream_read(struct dns_resolver *r, int fd)
@@ -2098,9 +2110,32 @@ json_t *dns_counters_json(const struct dns_resolver *r)
 
 	if (dns_counters(r, &c))
 		return json_null();
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "queries", (json_int_t)c.queries,
-			 "forwarded", (json_int_t)c.forwarded, "refused_names", (json_int_t)c.refused_names,
-			 "refused_types", (json_int_t)c.refused_types, "rate_limited", (json_int_t)c.rate_limited,
-			 "malformed", (json_int_t)c.malformed, "failed", (json_int_t)c.failed,
-			 "allowed_names", (json_int_t)c.allowed_names);
+	return dns_counts_json(&c);
+}
+
+/* The counters by name, in one table for both directions. */
+#define DNS_COUNTS(X)	X(queries) X(forwarded) X(refused_names) X(refused_types) X(rate_limited) \
+			X(malformed) X(failed) X(allowed_names)
+
+json_t *dns_counts_json(const struct dns_counters *c)
+{
+	json_t *o = json_object();
+
+#define SET(k)	json_object_set_new(o, #k, json_integer((json_int_t)c->k));
+	if (o) {
+		DNS_COUNTS(SET)
+	}
+#undef SET
+	return o;
+}
+
+int dns_counts_parse(const json_t *j, struct dns_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!json_is_object(j))
+		return -EINVAL;
+#define GET(k)	c->k = (__u64)json_integer_value(json_object_get(j, #k));
+	DNS_COUNTS(GET)
+#undef GET
+	return 0;
 }

@@ -155,8 +155,12 @@ struct dns_counters {
 
 /* Copy @r's counters into @out. 0, or -EINVAL when either is NULL. */
 int dns_counters(const struct dns_resolver *r, struct dns_counters *out);
-/* The same as {"queries": N, …} (status, the run's summary); JSON null without a resolver. */
+/* The same as {"queries": N, …} (status, a run's published counters); JSON null without a resolver. */
 json_t *dns_counters_json(const struct dns_resolver *r);
+/* @c as {"queries": N, …}; NULL without memory. */
+json_t *dns_counts_json(const struct dns_counters *c);
+/* Such an object back into @c (a count it lacks is 0). 0, or -EINVAL when @j is not an object. */
+int dns_counts_parse(const json_t *j, struct dns_counters *c);
 
 /*
  * The nameserver lines of resolv.conf @text as glibc reads them: at most

@@ -200,6 +200,38 @@ static bool dropped_on_request(const char *hook)
 }
 
 /*
+ * The hooks named in SBX_TEST_WRONG_VARIANT (comma-separated) get a variant
+ * that does not fit this kernel, instead of the one that does: what a
+ * kernel update that changed the prototype under us would do. It shows
+ * what the verifier alone makes of such a program (tests/e2e/19-hook-gaps).
+ */
+static void wrong_variant_on_request(struct bpf_object *obj)
+{
+	const char *list = getenv("SBX_TEST_WRONG_VARIANT");
+	char *copy, *hook, *save = NULL;
+
+	if (!list || !(copy = strdup(list)))
+		return;
+	for (hook = strtok_r(copy, ",", &save); hook; hook = strtok_r(NULL, ",", &save)) {
+		struct bpf_program *prog, *fit = NULL, *other = NULL;
+
+		bpf_object__for_each_program(prog, obj) {
+			if (strcmp(hooks__prog_hook(prog), hook))
+				continue;
+			if (bpf_program__autoload(prog))
+				fit = fit ?: prog;
+			else
+				other = other ?: prog;
+		}
+		if (fit && other) {
+			bpf_program__set_autoload(fit, false);
+			bpf_program__set_autoload(other, true);
+		}
+	}
+	free(copy);
+}
+
+/*
  * The object opened for this kernel: the hook variants that fit it
  * (hooks__select), without the programs of hooks already in @gaps (refused
  * by an earlier attempt, or left out on request). NULL with errno set.
@@ -218,6 +250,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 		errno = -err;
 		return NULL;
 	}
+	wrong_variant_on_request(skel->obj);
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *hook = hooks__prog_hook(prog);
 

@@ -23,6 +23,7 @@
 
 #include "hooks.h"
 #include "jsonloc.h"
+#include "dns.h"
 #include "policy.h"
 #include "sbx_abi.h"
 #include "util.h"
@@ -1181,6 +1182,19 @@ static const struct key_def fs_keys[] = {
 	SRT_ONLY("disabled"),
 };
 
+/* dnsQueryRate, dnsQueryBurst: a whole number of queries (a second, at once), 1 to 1000000. */
+static int parse_dns_count(struct pctx *c, json_t *v, long off, size_t field)
+{
+	json_int_t n = json_integer_value(v);
+
+	if (!json_is_integer(v))
+		return fail_type(c, v, off, "a whole number");
+	if (n < 1 || n > DNS_RATE_MAX)
+		return fail(c, off, "'%s' must be from 1 to %d, not %lld", here(c), DNS_RATE_MAX, (long long)n);
+	*(unsigned int *)((char *)c->p + field) = (unsigned int)n;
+	return 0;
+}
+
 static const struct key_def net_keys[] = {
 	{ "allowedDomains", parse_domains, false },
 	{ "deniedDomains", parse_domains, true },
@@ -1193,6 +1207,8 @@ static const struct key_def net_keys[] = {
 	{ "allowAbstractUnixSockets", parse_bool, NET_FIELD(allow_abstract_unix_sockets) },
 	{ "allowLoopback", parse_loopback, 0 },
 	{ "allowRawSockets", parse_bool, NET_FIELD(allow_raw_sockets) },
+	{ "dnsQueryRate", parse_dns_count, NET_FIELD(dns_rate) },
+	{ "dnsQueryBurst", parse_dns_count, NET_FIELD(dns_burst) },
 	SRT_ONLY("deniedDomainReasons"), SRT_ONLY("strictAllowlist"),
 	SRT_ONLY("allowMachLookup"), SRT_ONLY("httpProxyPort"), SRT_ONLY("socksProxyPort"),
 	SRT_ONLY("mitmProxy"), SRT_ONLY("filterRequest"), SRT_ONLY("tlsTerminate"),
@@ -1745,6 +1761,8 @@ static void print_network(const struct policy_network *n, FILE *out)
 		"allowLocalBinding", n->allow_local_binding ? "true" : "false",
 		"allowLoopback", n->allow_loopback ? "true" : "false",
 		"allowRawSockets", n->allow_raw_sockets ? "true" : "false");
+	fprintf(out, "  %-25s%u a second, bursts of %u\n", "dnsQueryRate", n->dns_rate ?: DNS_DEFAULT_RATE,
+		n->dns_burst ?: DNS_DEFAULT_BURST);
 }
 
 /* The cgroup files the limits write, then the timeout. */
@@ -1838,7 +1856,7 @@ static json_t *network_json(const struct policy *p)
 {
 	const struct policy_network *n = &p->net;
 
-	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:b, s:b}",
+	return json_pack("{s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:b, s:b, s:i, s:i}",
 			 "rules", net_rules_json(n),
 			 "domains", domains_json(n),
 			 "unixSockets", unix_sockets_json(p),
@@ -1847,7 +1865,9 @@ static json_t *network_json(const struct policy *p)
 			 "allowAbstractUnixSockets", n->allow_abstract_unix_sockets,
 			 "allowLocalBinding", n->allow_local_binding,
 			 "allowLoopback", n->allow_loopback,
-			 "allowRawSockets", n->allow_raw_sockets);
+			 "allowRawSockets", n->allow_raw_sockets,
+			 "dnsQueryRate", (int)(n->dns_rate ?: DNS_DEFAULT_RATE),
+			 "dnsQueryBurst", (int)(n->dns_burst ?: DNS_DEFAULT_BURST));
 }
 
 /* {"cpu.max": "150000 100000", …, "io.max": ["8:0 rbps=5000000"], "timeout_ms": 1800000|null} */

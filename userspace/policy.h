@@ -90,6 +90,8 @@ struct policy_network {
 	bool allow_abstract_unix_sockets;
 	bool allow_loopback;
 	bool allow_raw_sockets;	/* raw and packet sockets */
+	/* dnsQueryRate, dnsQueryBurst: the resolver's query rate limit; 0: its defaults (dns.h) */
+	unsigned int dns_rate, dns_burst;
 };
 
 struct policy {

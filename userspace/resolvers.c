@@ -236,6 +236,8 @@ static int open_resolver(struct resolvers *rs, struct resolver *s, __u64 cgid, c
 	struct dns_config cfg = {
 		.sandbox_cgid = cgid,
 		.audit = rules->mode == POLICY_AUDIT,
+		.rate = rules->net.dns_rate,
+		.burst = rules->net.dns_burst,
 		.upstream = rs->o.upstream,
 		.ops = &ops,
 		.ctx = s,
@@ -523,9 +525,9 @@ json_t *resolvers_json(const struct resolvers *rs)
 		const struct resolver *s = &rs->slot[i];
 
 		if (s->cgid)
-			json_array_append_new(a, json_pack("{s:I, s:i, s:i, s:o}", "cgroup_id", (json_int_t)s->cgid,
+			json_array_append_new(a, json_pack("{s:I, s:i, s:i, s:s, s:o}", "cgroup_id", (json_int_t)s->cgid,
 							   "port4", (int)s->port4, "port6", (int)s->port6,
-							   "counters", dns_counters_json(s->r)));
+							   "owner", "attach", "counters", dns_counters_json(s->r)));
 	}
 	return a;
 }

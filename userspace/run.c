@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -581,6 +582,8 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 	struct dns_config cfg = {
 		.sandbox_cgid = cg->id,
 		.audit = o->audit,
+		.rate = o->policy.net.dns_rate,
+		.burst = o->policy.net.dns_burst,
 		.upstream = getenv("SBX_DNS_UPSTREAM"),
 		.ops = &run_dns_ops,
 		.ctx = d,
@@ -790,6 +793,28 @@ static void feed_drain(struct run_feed *f, struct event_sink *sink)
 }
 
 /* Wait for the child while relaying signals and events. Returns its wait status. */
+/*
+ * On the daemon's programs, `status` and /metrics are the daemon's, but the
+ * resolver is ours: its counters go where the daemon reads them, when they
+ * changed, at most once a second.
+ */
+static void publish_dns(const struct dns_resolver *dns, __u64 cgid)
+{
+	static struct dns_counters last;
+	static time_t when;
+	struct dns_counters c;
+	json_t *o;
+
+	if (dns_counters(dns, &c) || time(NULL) == when || !memcmp(&c, &last, sizeof(c)))
+		return;
+	o = dns_counts_json(&c);
+	if (o && !state_write_record(SBX_DNS_COUNTS_DIR, cgid, o)) {
+		last = c;
+		when = time(NULL);
+	}
+	json_decref(o);
+}
+
 static int supervise(pid_t child, struct ring_buffer *rb, struct run_feed *feed, int sfd,
 		     struct tree_watch *tw, const struct sbx_cgroup *cg, struct event_sink *sink,
 		     const struct run_opts *o, struct dns_resolver *dns)
@@ -820,6 +845,8 @@ static int supervise(pid_t child, struct ring_buffer *rb, struct run_feed *feed,
 		if (dns) {
 			dns_handle(dns, fds + 4, ndns);
 			dns_tick(dns);
+			if (!rb)
+				publish_dns(dns, cg->id);
 		}
 		if (fds[2].revents & POLLIN)
 			watch_check(tw, cg, sink);
@@ -1056,6 +1083,8 @@ out:
 		net_uninstall(l, &o.net);
 	if (recorded)
 		state_remove(SBX_STATE_DIR, cg.id);
+	if (pinned && dns.r)
+		state_remove(SBX_DNS_COUNTS_DIR, cg.id);
 	dns_close(dns.r);
 	if (pinned && registered)
 		loader__purge_dns(l, cg.id);	/* the shared map keeps nothing of a sandbox that went */

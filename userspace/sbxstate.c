@@ -108,7 +108,8 @@ static json_t *resolver_json(const struct policy *p)
 						   "wildcard", d->wildcard, "deny", d->deny,
 						   "lo", (int)d->lo, "hi", (int)d->hi));
 	}
-	return json_pack("{s:b, s:o}", "allow_all_domains", p->net.allow_all_domains, "domains", a);
+	return json_pack("{s:b, s:o, s:i, s:i}", "allow_all_domains", p->net.allow_all_domains, "domains", a,
+			 "dns_rate", (int)p->net.dns_rate, "dns_burst", (int)p->net.dns_burst);
 }
 
 /* A re-attach keeps the cgroup's grants (re-installed on the new policy id). */
@@ -354,6 +355,9 @@ int state_resolver(const json_t *st, struct policy *p)
 		p->net.nr_domains = i + 1;	/* freed by policy_free(), even half made */
 	}
 	p->net.allow_all_domains = json_is_true(all);
+	/* Records of older builds have none: the resolver's defaults. */
+	p->net.dns_rate = (unsigned int)json_integer_value(json_object_get(r, "dns_rate"));
+	p->net.dns_burst = (unsigned int)json_integer_value(json_object_get(r, "dns_burst"));
 	p->mode = !strcmp(json_string_value(json_object_get(st, "mode")) ?: "", "audit") ?
 		  POLICY_AUDIT : POLICY_ENFORCE;
 	if (err)

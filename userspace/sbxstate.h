@@ -15,6 +15,12 @@
 #include "sbx_limits.h"
 
 #define SBX_STATE_DIR	"/run/sbx-bpf/sandboxes"
+/*
+ * A `run` on the daemon's programs keeps its resolver's counters here, one
+ * record per cgroup (state_write_record, dns_counts_json), for `status`
+ * and /metrics: the resolver lives in the run, not in the daemon.
+ */
+#define SBX_DNS_COUNTS_DIR	"/run/sbx-bpf/dns"
 
 struct policy;
 

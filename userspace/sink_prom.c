@@ -18,6 +18,7 @@
  * for a few seconds and nothing else.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,19 +182,32 @@ static void render_violations(struct prom *p, FILE *f)
 			p->lifecycle[i]);
 }
 
+/* One series per resolver of @name, the value at @field of each. */
+static void dns_series(struct prom *p, FILE *f, const char *name, size_t field)
+{
+	for (unsigned int i = 0; i < p->g.nr_dns; i++)
+		fprintf(f, "%s{cgroup_id=\"%llu\"} %llu\n", name, p->g.dns[i].cgroup_id,
+			*(const unsigned long long *)((const char *)&p->g.dns[i] + field));
+}
+
 /*
- * The resolvers of attached cgroups with domain rules, by cgroup id: at most
- * as many series as resolvers run at once; a detached cgroup's go with it.
+ * The resolvers of sandboxes with domain rules (attached cgroups', and
+ * runs' on the daemon's programs), by cgroup id: at most as many series as
+ * resolvers run at once; a sandbox's go with it.
  */
 static void render_dns(struct prom *p, FILE *f)
 {
 	static const char *const reasons[] = { "name", "type", "rate" };
 
 	head(f, "sbx_dns_queries_total", "counter",
-	     "DNS queries the resolver of an attached cgroup with domain rules received.");
-	for (unsigned int i = 0; i < p->g.nr_dns; i++)
-		fprintf(f, "sbx_dns_queries_total{cgroup_id=\"%llu\"} %llu\n", p->g.dns[i].cgroup_id,
-			p->g.dns[i].queries);
+	     "DNS queries the resolver of a sandbox with domain rules received.");
+	dns_series(p, f, "sbx_dns_queries_total", offsetof(struct sink_dns_count, queries));
+	head(f, "sbx_dns_forwarded_total", "counter",
+	     "Its queries sent upstream, each composed by sbx-bpf (one per query the policy allowed).");
+	dns_series(p, f, "sbx_dns_forwarded_total", offsetof(struct sink_dns_count, forwarded));
+	head(f, "sbx_dns_allowed_names", "gauge",
+	     "Distinct names its policy allowed so far: what names under an allowed *.suffix can carry.");
+	dns_series(p, f, "sbx_dns_allowed_names", offsetof(struct sink_dns_count, allowed_names));
 	head(f, "sbx_dns_refused_total", "counter",
 	     "Its queries refused: a name the policy denies, a question type it does not serve, its rate limit.");
 	for (unsigned int i = 0; i < p->g.nr_dns; i++) {

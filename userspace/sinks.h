@@ -70,7 +70,8 @@ struct sink_gauges {
 	unsigned long long records_dropped;	/* set by sink_set_gauges(): records sinks lost */
 	/* The resolvers the daemon runs for attached cgroups with domain rules: what each counted. */
 	struct sink_dns_count {
-		unsigned long long cgroup_id, queries, refused_names, refused_types, rate_limited;
+		unsigned long long cgroup_id, queries, forwarded, refused_names, refused_types, rate_limited;
+		unsigned long long allowed_names;	/* distinct allowed names: the "*.suffix" channel */
 	} dns[SINK_MAX_RESOLVERS];
 	unsigned int nr_dns;
 };

@@ -319,6 +319,23 @@ check dns/upstream-canonical "$got" \
 	"0100000100000000000107616c6c6f77656404746573740000010001000029$(printf '%04x' 1232)000000000000"
 grep -q EXFIL "$W/upstream.bin" && fail dns/upstream-no-secret "the EDNS option reached the upstream" ||
 	pass dns/upstream-no-secret
+
+# The query rate limit is the policy's to set: at 1 a second with no burst, of four queries in a
+# row the first is answered and the rest are REFUSED (rcode 5), with one event naming the limit.
+jq '.network.dnsQueryRate = 1 | .network.dnsQueryBurst = 1' "$W/dom.json" >"$W/rate.json"
+out=$(SBX_DNS_UPSTREAM=127.0.0.1:5354 sbx-bpf run --policy "$W/rate.json" --events "$W/ev-rate.json" -- \
+	python3 -c '
+import socket, struct
+name = b"\x07allowed\x04test\x00"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+codes = []
+for i in range(4):
+    s.sendto(struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0) + name + struct.pack(">HH", 1, 1), ("10.9.9.9", 53))
+    codes.append(str(s.recv(512)[3] & 15))
+print(" ".join(codes))' 2>/dev/null)
+check dns/policy-rate "$out" "0 5 5 5"
+check_json dns/policy-rate-event "$W/ev-rate.json" \
+	'[.[] | select(.op == "dns" and .rule.text == "limit: the sandbox'"'"'s DNS query rate")] | length >= 1'
 kill $REC 2>/dev/null
 
 kill $HTTP1 $HTTP2 $(cat "$W/servers") "$(cat "$W/dnsmasq.pid")" 2>/dev/null

@@ -61,13 +61,36 @@ sleep 1
 check two/programs "$(sbx-probe bpf-progs)" "$progs"
 wait "$B"; wait "$C"
 # curl prints 000 when it cannot resolve or connect.
-check two/b-policy-and-dns "$(tr '\n' ' ' <"$W/b.out")" "OK EACCES 200 000 "
-check two/c-policy-and-dns "$(tr '\n' ' ' <"$W/c.out")" "EACCES OK 200 000 "
+# A failure says what each run printed (its denials) and what the daemon saw.
+why() { printf '%s | stderr: %s | daemon: %s' "$(tr '\n' ' ' <"$1")" "$(tr '\n' ' ' <"$2" | tail -c 600)" \
+	"$(tail -5 "$W/d.err" | tr '\n' ' ')"; }
+[ "$(tr '\n' ' ' <"$W/b.out")" = "OK EACCES 200 000 " ] && pass two/b-policy-and-dns ||
+	fail two/b-policy-and-dns "want 'OK EACCES 200 000', got $(why "$W/b.out" "$W/b.err")"
+[ "$(tr '\n' ' ' <"$W/c.out")" = "EACCES OK 200 000 " ] && pass two/c-policy-and-dns ||
+	fail two/c-policy-and-dns "want 'EACCES OK 200 000', got $(why "$W/c.out" "$W/c.err")"
 grep -q "denied dns two.test" "$W/b.err" && pass two/b-dns-event || fail two/b-dns-event "$(cat "$W/b.err")"
 check gone/dns-allow "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 0
 check gone/records "$(ls /run/sbx-bpf/sandboxes | wc -l)" 0
 
 check gone/steer-pins "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
+
+# A run's resolver is the run's own, yet its counters are in the daemon's status (owner "run").
+sbx-bpf run --name pin-d --allow-domain one.test -- sh -c "curl -s -m 10 -o /dev/null http://one.test:8080/a;
+	curl -s -m 10 -o /dev/null http://two.test:8080/a; sleep 4" >/dev/null 2>&1 &
+DR=$!
+i=0
+while [ $i -lt 60 ]; do
+	got=$(sbx-bpf status --json | jq -r '[.daemon.resolvers[]? | select(.owner == "run") | .counters |
+		(.queries >= 2 and .forwarded >= 1 and .refused_names >= 1 and .allowed_names == 1)] | any')
+	[ "$got" = true ] && break
+	sleep 0.2
+	i=$((i + 1))
+done
+check run-dns/status-json "$got" true
+sbx-bpf status | grep -q "cgroup [0-9]* (run): [0-9]* queries, refused [1-9][0-9]* names" &&
+	pass run-dns/status-text || fail run-dns/status-text "$(sbx-bpf status | grep cgroup)"
+wait "$DR"
+check run-dns/counts-gone "$(ls /run/sbx-bpf/dns 2>/dev/null | wc -l)" 0
 
 # A run waits for the daemon's last records only if its sandbox counted something
 # (loader__sandbox_quiet). The last act before exit is the violation: its record still

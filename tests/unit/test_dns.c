@@ -33,6 +33,7 @@
 #define MAP_MAX		128
 #define EV_MAX		16
 #define HELD_MAX	128
+#define CHAIN_TEST	15	/* CNAMEs that fill the resolver's chain (CNAME_MAX 16 names) */
 
 /* --- the fake kernel --------------------------------------------------------- */
 
@@ -160,7 +161,7 @@ struct rec {
 	const char *data;	/* an address, or the CNAME target */
 };
 
-enum up_mode { UP_ANSWER, UP_DROP, UP_TC, UP_SPOOF, UP_HOLD };
+enum up_mode { UP_ANSWER, UP_DROP, UP_TC, UP_SPOOF, UP_HOLD, UP_FORMERR, UP_BAD_CNAME };
 
 struct upstream {
 	int fd, spoof_fd, tcp_fd;
@@ -176,6 +177,7 @@ struct upstream {
 	size_t sent_len;
 	__u8 tcp_q[600];		/* the query its TCP side received */
 	size_t tcp_qlen;
+	bool tcp_tc;			/* its TCP answer is truncated too */
 };
 
 static void put16(__u8 *p, unsigned v)
@@ -280,6 +282,29 @@ static void up_serve(struct upstream *up)
 		break;
 	case UP_TC:
 		up_reply(up, i, NULL, 0, true);
+		break;
+	case UP_FORMERR:
+		/* The header alone: no question, rcode FORMERR (what some servers say to an OPT they dislike). */
+		memcpy(up->sent, up->q[i], NS_HFIXEDSZ);
+		up->sent[2] |= 0x80;
+		up->sent[3] = ns_r_formerr;
+		memset(up->sent + 4, 0, 8);
+		up->sent_len = NS_HFIXEDSZ;
+		sendto(up->fd, up->sent, up->sent_len, 0, (void *)&up->from[i], len);
+		break;
+	case UP_BAD_CNAME:
+		/* @recs, then one more CNAME of the asked name whose target is a pointer to itself. */
+		n = build_answer(up->q[i], up->qlen[i], up->recs, up->nrec, false, up->sent);
+		put16(up->sent + n, 0xc000 | NS_HFIXEDSZ);
+		put16(up->sent + n + 2, ns_t_cname);
+		put16(up->sent + n + 4, ns_c_in);
+		put16(up->sent + n + 6, 0);
+		put16(up->sent + n + 8, 60);
+		put16(up->sent + n + 10, 2);
+		put16(up->sent + n + 12, 0xc000 | (n + 12));
+		up->sent_len = n + 14;
+		put16(up->sent + 6, up->nrec + 1);
+		sendto(up->fd, up->sent, up->sent_len, 0, (void *)&up->from[i], len);
 		break;
 	case UP_DROP:
 	case UP_HOLD:
@@ -994,7 +1019,7 @@ static void *tcp_upstream(void *arg)
 		if (len <= sizeof(buf) && recv(fd, buf, len, MSG_WAITALL) == (ssize_t)len) {
 			memcpy(up->tcp_q, buf, len);
 			up->tcp_qlen = len;
-			n = build_answer(buf, len, big, 2, false, out + 2);
+			n = build_answer(buf, len, big, 2, up->tcp_tc, out + 2);
 			put16(out, n);
 			send(fd, out, n + 2, 0);
 		}
@@ -1043,6 +1068,89 @@ static void test_truncated(void **state)
 	assert_non_null(slot_of(&e->f, "10.1.0.1", id));
 	assert_non_null(slot_of(&e->f, "10.1.0.2", id));
 	close(fd);
+	env_free(e);
+}
+
+/* The upstream's TCP answer is truncated as well: a TCP client gets SERVFAIL, nothing is installed. */
+static void test_truncated_twice(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[514], ans[8192];
+	__u16 port4, port6;
+	pthread_t t;
+	int fd;
+
+	(void)state;
+	e->f.allow[0] = "big.example";
+	e->up.mode = UP_TC;
+	e->up.tcp_tc = true;
+	e->up.tcp_fd = bound_socket(SOCK_STREAM, e->up.port, NULL);
+	assert_int_equal(listen(e->up.tcp_fd, 4), 0);
+	env_start(e);
+	assert_int_equal(pthread_create(&t, NULL, tcp_upstream, &e->up), 0);
+	dns_ports(e->r, &port4, &port6);
+	fd = client(AF_INET, SOCK_STREAM, port4);
+	ask_tcp(e, fd, "big.example", q, ans);
+	pthread_join(t, NULL);
+	assert_int_equal(ans[2 + 3] & 0x0f, ns_r_servfail);
+	assert_int_equal(get16(ans + 2 + 6), 0);
+	assert_int_equal(e->f.nmap, 0);
+	close(fd);
+	env_free(e);
+}
+
+/* An error answer without the question (FORMERR): SERVFAIL at once, not at the timeout. */
+static void test_formerr_no_question(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	__u64 start;
+	size_t qlen;
+
+	(void)state;
+	e->f.allow[0] = "picky.example";
+	e->up.mode = UP_FORMERR;
+	e->cfg.timeout_ms = 3000;
+	env_start(e);
+	start = mono_ms();
+	ask(e, "picky.example", ns_t_a, q, &qlen, ans);
+	assert_true(mono_ms() - start < 1000);
+	assert_int_equal(e->up.nq, 1);
+	assert_int_equal(get16(ans), get16(q));
+	assert_int_equal(ans[3] & 0x0f, ns_r_servfail);
+	assert_int_equal(e->f.nmap, 0);
+	assert_int_equal(dns_next_timeout(e->r), -1);
+	env_free(e);
+}
+
+/*
+ * An answer that cannot be composed for the client (a CNAME past the
+ * chain's limit with a broken target) opens none of its addresses,
+ * though they alone would have been fine.
+ */
+static void test_uncomposable_installs_nothing(void **state)
+{
+	static char names[CHAIN_TEST][32];
+	static struct rec recs[CHAIN_TEST + 1];
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen;
+	int i;
+
+	(void)state;
+	recs[0] = (struct rec){ "deep.example", ns_t_a, 60, "10.7.0.1" };
+	for (i = 0; i < CHAIN_TEST; i++) {
+		snprintf(names[i], sizeof(names[i]), "c%d.deep.example", i + 1);
+		recs[i + 1] = (struct rec){ i ? names[i - 1] : "deep.example", ns_t_cname, 60, names[i] };
+	}
+	e->f.allow[0] = "deep.example";
+	e->up.mode = UP_BAD_CNAME;
+	e->up.recs = recs;
+	e->up.nrec = CHAIN_TEST + 1;
+	env_start(e);
+	ask(e, "deep.example", ns_t_a, q, &qlen, ans);
+	assert_int_equal(ans[3] & 0x0f, ns_r_servfail);
+	assert_int_equal(e->f.nmap, 0);
 	env_free(e);
 }
 
@@ -2089,6 +2197,9 @@ int main(void)
 		cmocka_unit_test(test_update_fails),
 		cmocka_unit_test(test_tcp_client),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_truncated_twice),
+		cmocka_unit_test(test_formerr_no_question),
+		cmocka_unit_test(test_uncomposable_installs_nothing),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_spoofed_source),
 		cmocka_unit_test(test_expiry),

@@ -1345,6 +1345,19 @@ static void test_network_loopback(void **state)
 	policy_free(&p);
 	expect_error("{\"network\": {\"allowRawSockets\": \"yes\"}}",
 		     "t.json:1:33: 'network.allowRawSockets' must be true or false, not a string");
+	/* The resolver's query rate limit: defaults unless set, a whole number in range. */
+	load_ok(&p, &d, "{\"network\": {\"allowedDomains\": [\"a.test\"]}}");
+	assert_int_equal(p.net.dns_rate, 0);
+	assert_int_equal(p.net.dns_burst, 0);
+	policy_free(&p);
+	load_ok(&p, &d, "{\"network\": {\"dnsQueryRate\": 500, \"dnsQueryBurst\": 1000}}");
+	assert_int_equal(p.net.dns_rate, 500);
+	assert_int_equal(p.net.dns_burst, 1000);
+	policy_free(&p);
+	expect_error("{\"network\": {\"dnsQueryRate\": 0}}",
+		     "t.json:1:30: 'network.dnsQueryRate' must be from 1 to 1000000, not 0");
+	expect_error("{\"network\": {\"dnsQueryBurst\": 2.5}}",
+		     "t.json:1:31: 'network.dnsQueryBurst' must be a whole number, not a number");
 }
 
 /* Names for the resolver; localhost and IP literals never go through DNS: address rules. */

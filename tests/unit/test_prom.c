@@ -84,8 +84,8 @@ static void test_render(void **state)
 	static struct sink_gauges g = { .events_dropped = 7, .policies = 3, .grants = 12, .ringbuf_fill_ratio = 0.25,
 					.violations = 900, .coalesced = 800, .throttled = 50,
 					.lost_cpu = { 3, 4 }, .ncpu = 2,
-					.dns = { { .cgroup_id = 41, .queries = 20, .refused_names = 3, .refused_types = 2,
-						   .rate_limited = 1 } },
+					.dns = { { .cgroup_id = 41, .queries = 20, .forwarded = 14, .refused_names = 3,
+						   .refused_types = 2, .rate_limited = 1, .allowed_names = 9 } },
 					.nr_dns = 1 };
 	struct sink_lifecycle oom = { .event = "oom_kill", .detail = "x" }, odd = { .event = "weird" };
 	struct sink_ctx a = { .sandbox = "a" }, b = { .sandbox = "b" };
@@ -109,8 +109,8 @@ static void test_render(void **state)
 	assert_non_null(text);
 
 	/* 2 per violation op, plus build info, sandboxes a, b and _other, 9 lifecycle, 9 single ones, 2 CPUs,
-	 * one resolver's queries and its 3 refusal reasons */
-	assert_int_equal(check_format(text), 2 * (SBX_OP_THROTTLED - 1) + 1 + 3 + 9 + 9 + 2 + 4);
+	 * one resolver's queries, forwarded, allowed names and its 3 refusal reasons */
+	assert_int_equal(check_format(text), 2 * (SBX_OP_THROTTLED - 1) + 1 + 3 + 9 + 9 + 2 + 6);
 	assert_non_null(strstr(text, "# TYPE sbx_violations_total counter\n"));
 	assert_non_null(strstr(text, "# TYPE sbx_policies gauge\n"));
 	snprintf(series, sizeof(series), "sbx_build_info{version=\"1.2.3\",abi=\"%d\"}", SBX_ABI_VERSION);
@@ -135,6 +135,8 @@ static void test_render(void **state)
 	assert_true(sample(text, "sbx_grants") == 12);
 	assert_true(sample(text, "sbx_ringbuf_fill_ratio") == 0.25);
 	assert_true(sample(text, "sbx_dns_queries_total{cgroup_id=\"41\"}") == 20);
+	assert_true(sample(text, "sbx_dns_forwarded_total{cgroup_id=\"41\"}") == 14);
+	assert_true(sample(text, "sbx_dns_allowed_names{cgroup_id=\"41\"}") == 9);
 	assert_true(sample(text, "sbx_dns_refused_total{cgroup_id=\"41\",reason=\"name\"}") == 3);
 	assert_true(sample(text, "sbx_dns_refused_total{cgroup_id=\"41\",reason=\"type\"}") == 2);
 	assert_true(sample(text, "sbx_dns_refused_total{cgroup_id=\"41\",reason=\"rate\"}") == 1);

@@ -227,13 +227,16 @@ static void test_resolver_roundtrip(void **state)
 	policy_free(&back);
 	policy_free(&p);
 
-	/* allowAllDomains with names to refuse. */
+	/* allowAllDomains with names to refuse; the query rate limit the daemon's resolver is to apply. */
 	e.audit = false;
-	load(&p, "{ \"network\": { \"allowAllDomains\": true, \"deniedDomains\": [ \"two.test\" ] } }");
+	load(&p, "{ \"network\": { \"allowAllDomains\": true, \"deniedDomains\": [ \"two.test\" ],"
+		 " \"dnsQueryRate\": 7, \"dnsQueryBurst\": 9 } }");
 	assert_int_equal(state_write(dir, &e, &p), 0);
 	st = state_read(dir, 99);
 	assert_int_equal(state_resolver(st, &back), 0);
 	assert_true(back.net.allow_all_domains);
+	assert_int_equal(back.net.dns_rate, 7);
+	assert_int_equal(back.net.dns_burst, 9);
 	assert_int_equal(back.mode, POLICY_ENFORCE);
 	same_verdicts(&p, &back);
 	json_decref(st);
