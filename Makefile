@@ -45,7 +45,7 @@ BPF_PROGS  := sbx probe
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
 CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c userspace/lifecycle.c userspace/daemon.c userspace/attach.c \
-	      userspace/evwatch.c userspace/grant.c userspace/progset.c
+	      userspace/evwatch.c userspace/grant.c userspace/progset.c userspace/cmdcommon.c
 LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard userspace/*.c))
 # The preset policies, linked in as data (presets.S .incbin's policies/*.json).
 PRESETS	   := $(wildcard policies/*.json)
@@ -54,7 +54,8 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test $(BUILD)/tests/bpf/map_purge_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe $(BUILD)/tests/bin/sbx-escape
-BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood)
+BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood \
+	      noop-lsm)
 # The unit tests again, with ASan+UBSan (leaks included), in a tree of their own.
 SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/san/obj/%.o) $(BUILD)/obj/presets.o
@@ -94,6 +95,11 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@ 2>$@.log || { cat $@.log >&2; exit 1; }
 	$(Q)grep -v 'skipping unrecognized data section.*\.sbx\.hooks' $@.log >&2 || true
 
+# Which build of the programs a pinned set is (loader.c meta): hashed once here, not at every start.
+$(BUILD)/sbx.objhash.h: $(BUILD)/sbx.bpf.o
+	$(call msg,GEN,$@)
+	$(Q)echo "#define SBX_OBJECT_HASH 0x$$(sha256sum $< | cut -c1-16)ULL" >$@
+
 # --- userspace ----------------------------------------------------------------
 $(BUILD)/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/obj
 	$(call msg,CC,$@)
@@ -108,6 +114,8 @@ $(BUILD)/version.h: FORCE | $(BUILD)
 	$(Q)echo '#define SBX_VERSION "$(VERSION)"' | cmp -s - $@ || \
 		echo '#define SBX_VERSION "$(VERSION)"' > $@
 $(BUILD)/static/main.o $(BUILD)/obj/main.o $(BUILD)/static/daemon.o: $(BUILD)/version.h
+$(BUILD)/static/loader.o $(BUILD)/obj/loader.o $(BUILD)/san/obj/loader.o $(BUILD)/fuzz/obj/loader.o: \
+	$(BUILD)/sbx.objhash.h
 .PHONY: FORCE
 
 # The shipped binary is static and never sanitized: it must drop into any VM.
@@ -128,7 +136,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 
 # resolvers.c against a fake kernel: the loader calls it makes go to the test's __wrap_ functions.
 RESOLVERS_FAKED := get_sandbox replace_sandbox next_sandbox dns_lookup dns_update dns_delete dns_client \
-		   pin_steer unpin_steer steer_pinned
+		   pin_steer unpin_steer steer_pinned steer_age
 $(BUILD)/tests/unit/test_resolvers $(BUILD)/san/tests/unit/test_resolvers: \
 	UNIT_WRAP := $(RESOLVERS_FAKED:%=-Wl,--wrap=loader__%)
 
@@ -173,6 +181,19 @@ $(BUILD)/tests/bin/%: tests/escape/%.c | $(BUILD)/tests/bin
 $(BUILD)/bench/bin/%: bench/%.c | $(BUILD)/bench/bin
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $<
+
+# The no-op floor: a `return 0` program on every LSM hook the enforcement object uses.
+$(BUILD)/bench/noop.bpf.c: $(BUILD)/sbx.bpf.o bench/noop-gen.sh | $(BUILD)/bench/bin
+	$(call msg,GEN,$@)
+	$(Q)bench/noop-gen.sh $< >$@
+
+$(BUILD)/bench/noop.bpf.o: $(BUILD)/bench/noop.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/bin/noop-lsm: bench/noop-lsm.c $(BUILD)/bench/noop.skel.h | $(BUILD)/bench/bin
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/bench -static -o $@ $< -lbpf -lelf -lz -lzstd
 
 $(BUILD) $(BUILD)/obj $(BUILD)/static $(BUILD)/tests/unit $(BUILD)/tests/bpf $(BUILD)/tests/bin \
 		$(BUILD)/bench/bin $(BUILD)/san/obj $(BUILD)/san/tests/unit $(BUILD)/fuzz/obj:

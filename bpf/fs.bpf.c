@@ -687,13 +687,18 @@ static __always_inline bool stdio_file(struct file *file, __u64 cgid)
 	return false;
 }
 
-/* Every sandbox of the chain only audits: a use repeats what its open reported. */
-static __always_inline bool all_audit(struct judge *j)
+/*
+ * No sandbox of the chain judges this use: each only audits (a use repeats
+ * what its open reported), or none may hold a descriptor its policy did
+ * not see opened (SBX_SANDBOX_FD_JUDGE: the program is attached for
+ * another sandbox's sake).
+ */
+static __always_inline bool none_judge_uses(struct judge *j)
 {
 	__u32 i;
 
 	for_each_sandbox(j, i)
-		if (!(j->sb->flags & SBX_SANDBOX_AUDIT))
+		if ((j->sb->flags & (SBX_SANDBOX_AUDIT | SBX_SANDBOX_FD_JUDGE)) == SBX_SANDBOX_FD_JUDGE)
 			return false;
 	return true;
 }
@@ -717,7 +722,7 @@ static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 nee
 	s->fd_cand_need = need;
 	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
 	if ((t && fd_cached(t, file, need, s->fd_inner, s->fd_now)) || stdio_file(file, s->fd_inner) ||
-	    all_audit(j))
+	    none_judge_uses(j))
 		return 1;
 	s->quiet_grants = 1;
 	return !judge_select(j, 0);

@@ -219,6 +219,11 @@ SBX_SHARED struct {
 /* Cheap exit for every task on a host without sandboxes; kept by userspace. */
 SBX_SHARED volatile __u32 nr_sandboxes;
 /*
+ * Bumped by userspace after every sandbox it adds (never lowered): what the
+ * outside cache below knows is valid for one value of it only.
+ */
+SBX_SHARED volatile __u64 sandbox_gen;
+/*
  * Where sandboxes live: userspace puts the cgroup every sandbox is beneath
  * in `scope` and sets scope_set. A task outside it leaves after one helper
  * call instead of a lookup per ancestor level; the helper compares against
@@ -242,6 +247,59 @@ SBX_SHARED struct {
 	__type(value, __u32);
 } scope SEC(".maps");
 
+/*
+ * Cgroups known to be under no sandbox, per CPU: every task of a host with
+ * a sandbox asks "am I in one?" on every hooked call, and almost all are
+ * not. The answer for a cgroup id can only change when a sandbox is added
+ * (a cgroup cannot move, ids are never reused, a new cgroup has a new id),
+ * so an entry is good while sandbox_gen has the value the table was made
+ * for. Only "not sandboxed" is kept: a stale entry could only ever let a
+ * task go, so a table is written only under its lock and only when its
+ * generation is the writer's, and a table is only ever moved forward to a
+ * newer generation (a writer preempted with an older one finds the table
+ * moved on, or locked, and keeps nothing). Readers take no lock: a table
+ * moves forward under them, which answers for a newer state, never an
+ * older one.
+ */
+#define SBX_OUTSIDE_SLOTS	64	/* direct-mapped by the low bits of the cgroup id */
+
+struct sbx_outside {
+	__u64 gen;
+	__u64 lock;	/* 64 bits: the compare-and-swap the default BPF ISA has */
+	__u64 cgid[SBX_OUTSIDE_SLOTS];
+};
+
+SBX_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sbx_outside);
+} outside SEC(".maps");
+
+/* Is cgroup @id known to be under no sandbox? The table into *@t for outside_keep(). */
+static __always_inline bool outside_known(__u64 id, __u64 gen, struct sbx_outside **t)
+{
+	__u32 zero = 0;
+
+	*t = bpf_map_lookup_elem(&outside, &zero);
+	return *t && (*t)->gen == gen && (*t)->cgid[id & (SBX_OUTSIDE_SLOTS - 1)] == id;
+}
+
+/* Remember that cgroup @id is under no sandbox, as of @gen (read before the lookups that found none). */
+static __noinline void outside_keep(struct sbx_outside *t, __u64 id, __u64 gen)
+{
+	if (!t || __sync_val_compare_and_swap(&t->lock, 0, 1) != 0)
+		return;
+	if (t->gen < gen) {
+		for (int i = 0; i < SBX_OUTSIDE_SLOTS; i++)
+			t->cgid[i] = 0;
+		t->gen = gen;
+	}
+	if (t->gen == gen)
+		t->cgid[id & (SBX_OUTSIDE_SLOTS - 1)] = id;
+	t->lock = 0;
+}
+
 static __always_inline void stat_add(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -264,18 +322,23 @@ static __always_inline void stat_inc(__u32 idx)
  */
 static __noinline __u32 current_chain(struct sbx_chain *c)
 {
-	__u64 id;
+	struct sbx_outside *t;
+	__u64 id, self, gen;
 	int level;
 
 	c->n = 0;
 	c->overflow = 0;
 	if (!nr_sandboxes)
 		return 0;
+	gen = sandbox_gen;
+	self = bpf_get_current_cgroup_id();
+	if (outside_known(self, gen, &t))
+		return 0;
 	/* 1: under the scope; 0: not; < 0: cannot tell, so keep looking. */
 	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
-		return 0;
+		goto outside;
 	/* Without nesting, most judged tasks sit in the sandbox cgroup itself: one lookup. */
-	id = bpf_get_current_cgroup_id();
+	id = self;
 	if (!nest_set && bpf_map_lookup_elem(&sandboxes, &id)) {
 		c->cgid[0] = id;
 		c->n = 1;
@@ -294,29 +357,43 @@ static __noinline __u32 current_chain(struct sbx_chain *c)
 		c->cgid[c->n & (SBX_NEST_MAX - 1)] = id;
 		c->n++;
 	}
-	return c->n;
+	if (c->n)
+		return c->n;
+outside:
+	outside_keep(t, self, gen);
+	return 0;
 }
 
-/* Whether the task is sandboxed at all, without storing the chain. */
+/*
+ * Whether the task is sandboxed at all, without storing the chain: the
+ * question every task of the host asks on every hooked call, so its common
+ * answer ("no") comes from the outside cache.
+ */
 static __noinline bool current_chain_n(void)
 {
-	__u64 id;
+	struct sbx_outside *t;
+	__u64 id, self, gen;
 	int level;
 
 	if (!nr_sandboxes)
 		return false;
-	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
+	gen = sandbox_gen;
+	self = bpf_get_current_cgroup_id();
+	if (outside_known(self, gen, &t))
 		return false;
-	id = bpf_get_current_cgroup_id();
-	if (bpf_map_lookup_elem(&sandboxes, &id))
+	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
+		goto outside;
+	if (bpf_map_lookup_elem(&sandboxes, &self))
 		return true;
 	for (level = 1; level < SBX_CGROUP_MAX_LEVELS; level++) {
 		id = bpf_get_current_ancestor_cgroup_id(level);
 		if (!id)
-			return false;
+			break;
 		if (bpf_map_lookup_elem(&sandboxes, &id))
 			return true;
 	}
+outside:
+	outside_keep(t, self, gen);
 	return false;
 }
 

@@ -50,6 +50,13 @@
 #define SBX_SANDBOX_UNIX_ALL	(1u << 4)	/* allowAllUnixSockets: every unix socket */
 #define SBX_SANDBOX_UNIX_ABSTRACT (1u << 5)	/* allowAbstractUnixSockets */
 #define SBX_SANDBOX_RAW		(1u << 6)	/* allowRawSockets: raw and packet sockets */
+/*
+ * Its tasks may hold descriptors opened outside its policy (attached to
+ * running processes, the policy replaced, a file grant, descriptors `run`
+ * passed on): every read and write through a descriptor is judged again
+ * (lsm/file_permission, attached while any sandbox has this flag).
+ */
+#define SBX_SANDBOX_FD_JUDGE	(1u << 7)
 
 struct sbx_sandbox {
 	__u32 policy_id;	/* selects this sandbox's rules in fs_rules */

@@ -57,6 +57,7 @@
 #include "cgstat.h"
 #include "cli.h"
 #include "evsock.h"
+#include "fdscan.h"
 #include "fsrules.h"
 #include "grants.h"
 #include "hooks.h"
@@ -68,6 +69,8 @@
 #include "util.h"
 
 #define PIN_DIR_DEFAULT	"/sys/fs/bpf/sbx"
+/* --fresh: how long the cgroup may take to freeze (and thaw) for its descriptors to be looked at. */
+#define FRESH_FREEZE_MS	2000
 /* The daemon answers a resolver request at once; this is for a daemon that hangs. */
 #define RESOLVER_MS	5000
 /* The limit flags (--cpu, --memory, …) are limits_flag_name(0..): OPT_LIMIT + their index. */
@@ -80,6 +83,7 @@ struct attach_opts {
 	const char *preset;
 	bool audit;
 	const char *accept;		/* --accept-missing HOOK[,HOOK…] */
+	bool fresh;			/* --fresh: processes join only as an engine starts them */
 	const char *target;
 	struct sbx_limits *flag_limits;	/* attach only: limit flags are refused elsewhere */
 };
@@ -102,7 +106,7 @@ static void attach_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: sbx-bpf attach CGROUP (--policy FILE | --preset NAME) [--audit] [LIMITS] [--pin-dir DIR]\n"
-		"                     [--accept-missing HOOK[,HOOK…]]\n"
+		"                     [--accept-missing HOOK[,HOOK…]] [--fresh]\n"
 		"       sbx-bpf detach CGROUP [--pin-dir DIR]\n"
 		"       sbx-bpf list [--json] [--pin-dir DIR]\n"
 		"\n"
@@ -114,6 +118,11 @@ static void attach_usage(FILE *out)
 		"If the pinned programs lack a protection (a hook this kernel did not load,\n"
 		"accepted by the daemon), attach refuses unless --accept-missing or the\n"
 		"policy's \"acceptMissing\" names that hook too.\n"
+		"Reads and writes through descriptors the cgroup's processes opened before\n"
+		"the policy (or carry in later) are judged again on every use. --fresh says\n"
+		"processes join this cgroup only as fresh ones (a container engine's, at\n"
+		"createRuntime): its processes are then frozen and looked at, and only a\n"
+		"descriptor of a file, directory or memory device among them turns judging on.\n"
 		"\n"
 		"LIMITS: the flags of 'run' but --timeout (--cpu 150%%, --cpu-weight N, --memory 2G,\n"
 		"--memory-high 1G, --swap-max 0, --io-read-bps DEV=5M, --io-write-bps DEV=5M,\n"
@@ -133,6 +142,7 @@ static const struct option *attach_options(void)
 		{ "preset", required_argument, NULL, 'P' },
 		{ "audit", no_argument, NULL, 'a' },
 		{ "accept-missing", required_argument, NULL, 'A' },
+		{ "fresh", no_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -195,6 +205,11 @@ static int parse(int argc, char **argv, struct attach_opts *o, int nargs)
 				goto usage;
 			o->accept = optarg;
 			break;
+		case 'F':
+			if (!o->flag_limits)	/* attach only */
+				goto usage;
+			o->fresh = true;
+			break;
 		case 'h': attach_usage(stdout); return -1;
 		default: goto usage;
 		}
@@ -206,62 +221,6 @@ static int parse(int argc, char **argv, struct attach_opts *o, int nargs)
 usage:
 	attach_usage(stderr);
 	return EXIT_USAGE;
-}
-
-static struct sbx_loader *open_pinned(const char *dir)
-{
-	struct sbx_loader *l = loader__open_pinned(dir);
-
-	if (!l)
-		p_err("no usable programs pinned at %s: %s (start 'sbx-bpf daemon')", dir,
-		      errno == ESTALE ? "they are from another build" : strerror(errno));
-	return l;
-}
-
-struct sbx_loader *cli_open_pinned(const char *dir)
-{
-	return open_pinned(dir ?: PIN_DIR_DEFAULT);
-}
-
-int cli_lock_records(void)
-{
-	int fd = state_lock(SBX_STATE_DIR);
-
-	if (fd < 0)
-		p_err("cannot lock %s: %s", SBX_STATE_DIR, strerror(-fd));
-	return fd;
-}
-
-/* The cgroup's id; 0 after saying why not. */
-static __u64 target_id(const char *arg, char *path, size_t sz, bool *is_root)
-{
-	struct cgstat_target t = {};
-	__u64 id = 0;
-	int err;
-
-	err = cgstat_resolve(arg, &t);
-	if (!err)
-		err = cgroup_id_of(t.path, &id);
-	if (err) {
-		if (err == -EXDEV)
-			p_err("cannot find cgroup '%s': not in the cgroup v2 hierarchy (%s)", arg, t.v2);
-		else
-			p_err("cannot find cgroup '%s': %s", arg,
-			      err == -EINVAL ? "not a sandbox name (no '/', not empty, not '.' or '..')" :
-			      err == -ENOTDIR ? "not a cgroup directory" :
-			      err == -ENOTSUP ? "no cgroup v2 file system is mounted (see 'sbx-bpf doctor')" :
-			      strerror(-err));
-		return 0;
-	}
-	snprintf(path, sz, "%s", t.path);
-	if (is_root)
-		*is_root = t.is_root;
-	return id;
-}
-
-__u64 cli_cgroup_id(const char *arg, char *path, size_t sz)
-{
-	return target_id(arg, path, sz, NULL);
 }
 
 /* --accept-missing's hooks (comma-separated) into the policy's list. 0 or -1 after saying why. */
@@ -707,8 +666,45 @@ static int switch_all(struct sbx_loader *l, const struct state_entry *e, const s
 	return ret;
 }
 
+/*
+ * Step 4: may the cgroup's tasks hold descriptors this policy never saw
+ * opened? Yes after an attach before (they were judged by another policy),
+ * without --fresh (a process may still join carrying some), or when it
+ * cannot be told. With --fresh, a populated cgroup is frozen and its
+ * processes' descriptors looked at; it stays frozen until the policy is in
+ * force (*@thaw: thaw_after()), so none opens one meanwhile.
+ */
+static bool held_from_before(const char *path, bool fresh, bool had, bool *thaw)
+{
+	char p[PATH_MAX + 16], v[16] = "";
+
+	*thaw = false;
+	if (had || !fresh)
+		return true;
+	snprintf(p, sizeof(p), "%s/cgroup.events", path);
+	if (read_file(p, v, sizeof(v)) > 0 && strstr(v, "populated 0"))
+		return false;
+	snprintf(p, sizeof(p), "%s/cgroup.freeze", path);
+	if (read_file(p, v, sizeof(v)) <= 0)
+		return true;	/* the root, or no freezer: cannot hold them still */
+	if (v[0] == '0') {
+		if (cgstat_freeze(path, true, FRESH_FREEZE_MS)) {
+			cgstat_freeze(path, false, FRESH_FREEZE_MS);
+			return true;
+		}
+		*thaw = true;
+	}
+	return fdscan_cgroup(path) != 0;
+}
+
+static void thaw_after(const char *path, bool thaw)
+{
+	if (thaw && cgstat_freeze(path, false, FRESH_FREEZE_MS))
+		p_warn("attach: %s is still frozen; thaw it with 'sbx-bpf thaw %s'", path, path);
+}
+
 /* Steps 2 to 8 (see the top of the file). 0, or 1 after saying why. */
-static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u64 cgid,
+static int install(struct sbx_loader *l, const struct policy *p, bool audit, bool fresh, __u64 cgid,
 		   struct limits_change *lc)
 {
 	struct fs_compiled fs = {};
@@ -719,11 +715,14 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u
 				 .audit = audit, .limits = lc->want, .nr_limits = lc->nr_want,
 				 .restore = lc->restore, .resolver = resolver };
 	struct kept_grants kept = {};
+	bool thaw = false;
 	int ret;
 
 	if (had)
 		keep_grants(&kept, cgid);
 	ret = rules_in(l, p, audit, resolver, &sb, &fs, &net, &kept);
+	if (!ret && held_from_before(lc->path, fresh, had, &thaw) && cli_judge_uses(l, &sb))
+		ret = 1;
 	/* Even with none left, so that ids stay unique in the cgroup's record. */
 	if (!kept.dropped && json_is_array(json_object_get(kept.old, "grants"))) {
 		e.grants = json_object_get(kept.old, "grants");
@@ -736,6 +735,9 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, __u
 		if (ret)
 			limits_out(lc);
 	}
+	thaw_after(lc->path, thaw);
+	if (ret && (sb.flags & SBX_SANDBOX_FD_JUDGE))
+		loader__fd_judging_settle(l);
 	if (ret)
 		loader__purge_policy(l, sb.policy_id);
 	else if (had)	/* the new policy is in force */
@@ -776,13 +778,13 @@ int do_attach(int argc, char **argv)
 		ret = plan_writes(&o, &p, &lc);
 	if (!ret && net_wants_resolver(&p))
 		ret = check_daemon();
-	if (!ret && !(cgid = target_id(o.target, path, sizeof(path), &is_root)))
+	if (!ret && !(cgid = cli_cgroup_target(o.target, path, sizeof(path), &is_root)))
 		ret = 1;
 	if (!ret && is_root && lc.nr_want) {
 		p_err("attach: the cgroup2 root %s has no limit files; limit a cgroup below it", path);
 		ret = EXIT_USAGE;
 	}
-	if (!ret && !(l = open_pinned(o.pin_dir)))
+	if (!ret && !(l = cli_open_pinned(o.pin_dir)))
 		ret = 1;
 	/* The daemon accepted what its set lacks; this policy must too. */
 	if (!ret && cli_gaps_accepted(loader__gaps(l), (const char *const *)p.accept_missing,
@@ -798,7 +800,7 @@ int do_attach(int argc, char **argv)
 	if (!ret)
 		ret = plan_steps(&lc, cgid, path) ?: check_controllers(&lc);
 	if (!ret)
-		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, cgid, &lc);
+		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, o.fresh, cgid, &lc);
 	if (lock >= 0)
 		close(lock);
 	loader__destroy(l);
@@ -860,10 +862,10 @@ int do_detach(int argc, char **argv)
 	ret = parse(argc, argv, &o, 1);
 	if (ret)
 		return ret < 0 ? 0 : ret;
-	cgid = target_id(o.target, path, sizeof(path), NULL);
+	cgid = cli_cgroup_id(o.target, path, sizeof(path));
 	if (!cgid)
 		return 1;
-	l = open_pinned(o.pin_dir);
+	l = cli_open_pinned(o.pin_dir);
 	if (!l)
 		return 1;
 	lock = cli_lock_records();
@@ -882,6 +884,8 @@ int do_detach(int argc, char **argv)
 		loader__purge_dns(l, cgid);
 		state_remove(SBX_STATE_DIR, cgid);
 		state_remove(SBX_DNS_COUNTS_DIR, cgid);	/* a killed run's resolver counters */
+		if (sb.flags & SBX_SANDBOX_FD_JUDGE)
+			loader__fd_judging_settle(l);
 	}
 	if (lock >= 0)
 		close(lock);
@@ -941,7 +945,7 @@ int do_list(int argc, char **argv)
 		json_decref(arr);
 		return ret < 0 ? 0 : ret;
 	}
-	l = open_pinned(o.pin_dir);
+	l = cli_open_pinned(o.pin_dir);
 	if (!l) {
 		json_decref(arr);
 		return 1;
@@ -960,18 +964,21 @@ int do_list(int argc, char **argv)
 		format_limits(st, lims, sizeof(lims));
 		loader__sandbox_stats(l, cgid, &n);
 		if (cli.json)
-			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I, s:o, s:o}",
+			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I, s:o, s:o, s:b}",
 							     "cgroup", cg, "cgroup_id", (json_int_t)cgid,
 							     "policy_id", (int)sb.policy_id, "policy", name,
 							     "policy_hash", hash, "mode", mode,
 							     "limits", limits_of(st),
 							     "active_grants", (json_int_t)active_grants(st),
 							     "counts", counts_json(&n),
-							     "missing", hooks__gaps_json(loader__gaps(l))));
+							     "missing", hooks__gaps_json(loader__gaps(l)),
+							     "judges_descriptor_uses",
+							     !!(sb.flags & SBX_SANDBOX_FD_JUDGE)));
 		else
-			printf("%s\t%s\t%s\t%s\t%s\tgrants=%zu\tdenied read=%llu write=%llu ns=%llu net=%llu"
+			printf("%s\t%s\t%s\t%s%s\t%s\tgrants=%zu\tdenied read=%llu write=%llu ns=%llu net=%llu"
 			       " task=%llu audit=%llu granted=%llu%s%s\n", cg ? cg : "?", name ? name : "?",
-			       hash ? hash : "?", mode, lims, active_grants(st),
+			       hash ? hash : "?", mode, sb.flags & SBX_SANDBOX_FD_JUDGE ? ",fd-uses" : "",
+			       lims, active_grants(st),
 			       n.n[SBX_KIND_READ], n.n[SBX_KIND_WRITE], n.n[SBX_KIND_NAMESPACE],
 			       n.n[SBX_KIND_NETWORK], n.n[SBX_KIND_TASK], n.n[SBX_KIND_AUDIT],
 			       n.n[SBX_KIND_GRANTED], missing[0] ? "\tmissing=" : "", missing);

@@ -27,16 +27,25 @@ void print_json(json_t *v);
 int cli_common_opt(int c);
 /*
  * CGROUP (a sandbox name or a cgroup v2 path, as `stats` takes it): its id,
- * and its real path into @path; 0 after saying why not (attach.c).
+ * and its real path into @path; 0 after saying why not (cmdcommon.c, as the
+ * rest of this block). cli_cgroup_target also says whether it is the root.
  */
 __u64 cli_cgroup_id(const char *arg, char *path, size_t sz);
+__u64 cli_cgroup_target(const char *arg, char *path, size_t sz, bool *is_root);
 struct sbx_loader;
-/* The pinned set at @dir (NULL: /sys/fs/bpf/sbx); NULL after saying why not (attach.c). */
+struct sbx_sandbox;
+/* The pinned set at @dir (NULL: /sys/fs/bpf/sbx); NULL after saying why not. */
 struct sbx_loader *cli_open_pinned(const char *dir);
-/* state_lock() on the records; the descriptor to close, or -1 after saying why (attach.c). */
+/* state_lock() on the records; the descriptor to close, or -1 after saying why. */
 int cli_lock_records(void);
-/* CLOCK_BOOTTIME in ns: the clock grants expire by in the kernel (grant.c). */
+/* CLOCK_BOOTTIME in ns: the clock grants expire by in the kernel. */
 __u64 cli_boottime_ns(void);
+/*
+ * @sb's tasks may hold descriptors its policy never saw opened: their uses
+ * are to be judged. The program goes on first (loader__fd_judging_on), then
+ * the flag into *@sb, for the caller to write. 0, or -1 after saying why.
+ */
+int cli_judge_uses(struct sbx_loader *l, struct sbx_sandbox *sb);
 
 struct hook_gaps;
 /*

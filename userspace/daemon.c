@@ -773,6 +773,9 @@ static void serve_second(struct sbx_loader *l, struct event_sink *sink, struct d
 		gauges(l, out->rs, out->set);
 	resolvers_tick(out->rs);
 	sync_resolvers(out->rs);
+	/* A run killed with -9 cannot take descriptor judging away after itself: this does. */
+	if (time(NULL) % 10 == 0 && loader__fd_judging(l))
+		loader__fd_judging_settle(l);
 }
 
 static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_out *out)
@@ -1102,6 +1105,8 @@ int do_status(int argc, char **argv)
 		       "denied", (json_int_t)denied, "events_lost", (json_int_t)lost);
 	json_object_set_new(st, "counters", counters);
 	json_object_set_new(st, "missing", l ? hooks__gaps_json(loader__gaps(l)) : json_null());
+	/* Whether every read and write of the host pays for file_permission now (loader.h). */
+	json_object_set_new(st, "descriptor_judging", l ? json_boolean(loader__fd_judging(l)) : json_null());
 	if (l)
 		hooks__gaps_names(loader__gaps(l), missing, sizeof(missing));
 	loader__destroy(l);
@@ -1110,8 +1115,12 @@ int do_status(int argc, char **argv)
 		return pinned ? 0 : 1;
 	}
 	printf("enforcement: %s\n", json_is_true(json_object_get(st, "pinned")) ? "pinned" : "not pinned");
-	if (pinned)
+	if (pinned) {
 		printf("missing:     %s\n", missing[0] ? missing : "nothing (every protection loaded)");
+		printf("descriptors: %s\n", json_is_true(json_object_get(st, "descriptor_judging")) ?
+		       "uses judged (a sandbox may hold descriptors from before its policy)" :
+		       "uses not judged (no sandbox needs it: reads and writes cost nothing)");
+	}
 	print_daemon(json_object_get(st, "daemon"));
 	for (int i = 0; i < 4; i++) {
 		json_t *m = json_object_get(maps, names[i]);

@@ -69,14 +69,6 @@ struct gctx {
 	__u64 fs_until;
 };
 
-__u64 cli_boottime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -272,6 +264,28 @@ static int sync_grants(struct gctx *c, const struct grant *g, size_t n, __u32 ne
 	json_decref(rec);
 	grant_plan_free(&pl);
 	return ret;
+}
+
+/*
+ * A file grant ends while descriptors opened under it may stay open: from
+ * the first one on, the sandbox's descriptor uses are judged (fdscan.h).
+ * 0, or 1 after saying why.
+ */
+static int judge_uses_for(struct gctx *c, const struct grant *add, size_t n)
+{
+	bool files = false;
+	int err;
+
+	for (size_t i = 0; i < n; i++)
+		files |= add[i].kind == GRANT_READ || add[i].kind == GRANT_WRITE;
+	if (!files || (c->sb.flags & SBX_SANDBOX_FD_JUDGE))
+		return 0;
+	if (cli_judge_uses(c->l, &c->sb))
+		return 1;
+	err = loader__replace_sandbox(c->l, c->cgid, &c->sb);
+	if (err)
+		p_err("%s: %s", c->cmd, strerror(-err));
+	return err ? 1 : 0;
 }
 
 /* --- output ------------------------------------------------------------------------- */
@@ -504,6 +518,7 @@ int do_grant(int argc, char **argv)
 	now = cli_boottime_ns();
 	if (!ret)
 		ret = new_set(&c, add, o.nr_specs, ttl_ns, now, &all, &n) ?:
+		      judge_uses_for(&c, add, o.nr_specs) ?:
 		      sync_grants(&c, all, n, c.next_id, now, &until);
 	if (!ret) {
 		print_granted(&c, add, o.nr_specs, now, until);

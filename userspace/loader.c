@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 
 #include "hooks.h"
 #include "loader.h"
+#include "sbx.objhash.h"
 #include "mappurge.h"
 #include "util.h"
 #include "sbx.skel.h"
@@ -39,6 +42,9 @@ static const char *const map_pin_names[NR_MAPS] = {
 };
 
 /* The steering programs, in the order loader__steer_dns attaches them. */
+/* file_permission's program and link, pinned apart: attached only when needed. */
+#define FDJ_NAME	"fs_file_permission"
+
 static const char *const steer_names[NR_STEER] = {
 	"net_connect4", "net_connect6", "net_sendmsg4", "net_sendmsg6",
 	"net_recvmsg4", "net_recvmsg6", "net_getpeername4", "net_getpeername6",
@@ -55,6 +61,8 @@ struct sbx_loader {
 	void *rb_pos;			/* loader__ringbuf_fill's mapping of the ring's positions */
 	int steer_link[NR_STEER];	/* BPF link fds on the sandbox cgroup; -1: none */
 	struct hook_gaps gaps;		/* what this set lacks (loader__gaps) */
+	int fdj_prog;			/* file_permission's program (adopted sets); -1: none */
+	char pin_dir[PATH_MAX];		/* where an adopted or pinned set lives; "" for our own */
 };
 
 static struct sbx_loader *loader_alloc(void)
@@ -67,6 +75,7 @@ static struct sbx_loader *loader_alloc(void)
 		l->fd[i] = -1;
 	for (int i = 0; i < NR_STEER; i++)
 		l->steer_fd[i] = l->steer_link[i] = -1;
+	l->fdj_prog = -1;
 	return l;
 }
 
@@ -251,6 +260,8 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 		return NULL;
 	}
 	wrong_variant_on_request(skel->obj);
+	/* Attached only while a sandbox needs its descriptors judged (loader__fd_judging). */
+	bpf_program__set_autoattach(skel->progs.fs_file_permission, false);
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *hook = hooks__prog_hook(prog);
 
@@ -382,6 +393,8 @@ void loader__destroy(struct sbx_loader *l)
 		for (int i = 0; i < NR_STEER; i++)
 			if (l->steer_fd[i] >= 0)
 				close(l->steer_fd[i]);
+		if (l->fdj_prog >= 0)
+			close(l->fdj_prog);
 		if (l->bss_len)
 			munmap(l->bss, l->bss_len);
 	}
@@ -445,6 +458,11 @@ int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandb
 	}
 	/* Other processes register sandboxes in the same (pinned) object: atomically. */
 	__atomic_add_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
+	/*
+	 * After the entry: what the kernel's outside cache knows (sandbox.h) is
+	 * void from here on, and a task that looks again finds the entry.
+	 */
+	__atomic_add_fetch(&l->bss->sandbox_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -789,15 +807,10 @@ struct pin_meta {
 	struct hook_gaps gaps;	/* as the loader that pinned the set found them */
 };
 
+/* The build's object, hashed by the Makefile (sbx.objhash.h): a set pinned by another build is not adopted. */
 static __u64 object_hash(void)
 {
-	size_t sz = 0;
-	const unsigned char *b = sbx_bpf__elf_bytes(&sz);
-	__u64 h = SBX_HASH_INIT;
-
-	for (size_t i = 0; i < sz; i++)
-		h = sbx_hash_byte(h, b[i]);
-	return h;
+	return SBX_OBJECT_HASH;
 }
 
 static int pin_path(char *buf, size_t sz, const char *dir, const char *kind, const char *name)
@@ -857,6 +870,10 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 	for (int i = 0; !err && i < NR_STEER; i++)
 		err = pin_path(p, sizeof(p), dir, "progs", steer_names[i]) ?:
 		      (bpf_obj_pin(l->steer_fd[i], p) ? -errno : 0);
+	/* Attached by whoever first needs descriptors judged; loaded unless it is a gap. */
+	if (!err && bpf_program__fd(l->skel->progs.fs_file_permission) >= 0)
+		err = pin_path(p, sizeof(p), dir, "progs", FDJ_NAME) ?:
+		      (bpf_obj_pin(bpf_program__fd(l->skel->progs.fs_file_permission), p) ? -errno : 0);
 	s = l->skel->skeleton;
 	for (int i = 0; !err && i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;
@@ -869,6 +886,8 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 		err = pin_meta(dir, &l->gaps);
 	if (err)
 		loader__unpin(dir);
+	else
+		snprintf(l->pin_dir, sizeof(l->pin_dir), "%s", dir);
 	return err;
 }
 
@@ -926,6 +945,11 @@ static int open_pinned_fds(struct sbx_loader *l, const char *dir)
 		if (!err && (l->steer_fd[i] = bpf_obj_get(p)) < 0)
 			err = -errno;
 	}
+	/* Absent when the kernel refused it (a gap the set's loader accepted). */
+	if (!err && !pin_path(p, sizeof(p), dir, "progs", FDJ_NAME))
+		l->fdj_prog = bpf_obj_get(p);
+	if (!err)
+		snprintf(l->pin_dir, sizeof(l->pin_dir), "%s", dir);
 	return err;
 }
 
@@ -1098,6 +1122,136 @@ int loader__steer_pinned(const char *dir, __u64 *out, size_t max)
 	}
 	closedir(d);
 	return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int loader__steer_age(const char *dir, __u64 cgid, long *seconds)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	int err = steer_dir(dir, cgid, p, sizeof(p), false);
+
+	if (err)
+		return err;
+	if (stat(p, &st))
+		return -errno;
+	*seconds = (long)(time(NULL) - st.st_mtime);
+	return 0;
+}
+
+/* --- judging descriptor uses ----------------------------------------------------- */
+
+/*
+ * Hold the set's descriptor-judging lock (flock on the pin directory) while
+ * the link is made or removed, so that one process never removes a link
+ * another has just found in place. Sets of our own have no one to share
+ * with: -1, nothing to unlock.
+ */
+static int fdj_lock(const struct sbx_loader *l)
+{
+	int fd;
+
+	if (!l->pin_dir[0])
+		return -1;
+	fd = open(l->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && flock(fd, LOCK_EX)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void fdj_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);	/* the lock goes with the last descriptor */
+}
+
+bool loader__fd_judging(const struct sbx_loader *l)
+{
+	char p[PATH_MAX];
+
+	if (!l->pin_dir[0])
+		return l->skel && l->skel->links.fs_file_permission;
+	return !pin_path(p, sizeof(p), l->pin_dir, "links", FDJ_NAME) && !access(p, F_OK);
+}
+
+/* Attach file_permission, unless it is: for our own set a link we keep, for a pinned one a pinned link. */
+static int fdj_attach(struct sbx_loader *l)
+{
+	char p[PATH_MAX];
+	int link, prog, err;
+
+	if (!l->pin_dir[0]) {
+		if (!l->skel || bpf_program__fd(l->skel->progs.fs_file_permission) < 0)
+			return -ENOENT;
+		if (!l->skel->links.fs_file_permission)
+			l->skel->links.fs_file_permission = bpf_program__attach(l->skel->progs.fs_file_permission);
+		return l->skel->links.fs_file_permission ? 0 : -errno;
+	}
+	if (loader__fd_judging(l))
+		return 0;
+	prog = l->skel ? bpf_program__fd(l->skel->progs.fs_file_permission) : l->fdj_prog;
+	if (prog < 0)
+		return -ENOENT;
+	err = pin_path(p, sizeof(p), l->pin_dir, "links", FDJ_NAME);
+	if (err)
+		return err;
+	link = bpf_link_create(prog, 0, BPF_LSM_MAC, NULL);
+	if (link < 0)
+		return -errno;
+	err = bpf_obj_pin(link, p) ? -errno : 0;
+	close(link);	/* the pin holds it */
+	return err;
+}
+
+static int fdj_detach(struct sbx_loader *l)
+{
+	char p[PATH_MAX];
+
+	if (!l->pin_dir[0]) {
+		if (l->skel && l->skel->links.fs_file_permission) {
+			bpf_link__destroy(l->skel->links.fs_file_permission);
+			l->skel->links.fs_file_permission = NULL;
+		}
+		return 0;
+	}
+	if (pin_path(p, sizeof(p), l->pin_dir, "links", FDJ_NAME))
+		return -ENAMETOOLONG;
+	return unlink(p) && errno != ENOENT ? -errno : 0;
+}
+
+/* Does any sandbox of the set have its descriptors judged? */
+static bool fdj_wanted(struct sbx_loader *l)
+{
+	struct sbx_sandbox sb;
+	__u64 cgid, prev = 0;
+	bool first = true;
+
+	while (!loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
+		if (sb.flags & SBX_SANDBOX_FD_JUDGE)
+			return true;
+		first = false;
+		prev = cgid;
+	}
+	return false;
+}
+
+int loader__fd_judging_on(struct sbx_loader *l)
+{
+	int lock = fdj_lock(l), err = fdj_attach(l);
+
+	fdj_unlock(lock);
+	return err;
+}
+
+int loader__fd_judging_settle(struct sbx_loader *l)
+{
+	int lock = fdj_lock(l), err = 0;
+
+	if (!fdj_wanted(l))
+		err = fdj_detach(l);
+	fdj_unlock(lock);
+	return err;
 }
 
 bool loader__adopted(const struct sbx_loader *l)

@@ -140,6 +140,26 @@ int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgr
 int loader__unpin_steer(const char *dir, __u64 cgid);
 /* The cgroups with a pinned set: at most @max ids into @out; how many there are, or -errno. */
 int loader__steer_pinned(const char *dir, __u64 *out, size_t max);
+/* How long ago the set of @cgid was pinned (last changed), in seconds. 0 or -errno. */
+int loader__steer_age(const char *dir, __u64 cgid, long *seconds);
+
+/*
+ * Descriptor uses (read, write through an open file: lsm/file_permission)
+ * cost every task of the host a program call per read and write, and need
+ * judging only where a sandbox may hold a descriptor its policy did not
+ * see opened (SBX_SANDBOX_FD_JUDGE: attached to running processes, policy
+ * replaced, a grant, inherited descriptors). So the program is attached
+ * only while some sandbox of the set has that flag. loader__fd_judging_on
+ * attaches it (before the flag is set: no moment with the flag but no
+ * program); loader__fd_judging_settle detaches it when no sandbox has the
+ * flag any more (after one went). On a pinned set both hold a lock on the
+ * set, and the link is pinned (links/fs_file_permission). 0 or -errno
+ * (-ENOENT: this set has no such program, a gap).
+ */
+int loader__fd_judging_on(struct sbx_loader *l);
+int loader__fd_judging_settle(struct sbx_loader *l);
+/* Is the program attached now? */
+bool loader__fd_judging(const struct sbx_loader *l);
 
 /* Shared sandboxes (attach/detach/list on the pinned set). */
 __u32 loader__new_policy_id(struct sbx_loader *l);

@@ -435,6 +435,9 @@ static void start_wanted(struct resolvers *rs, resolvers_note_fn fn, void *ctx)
 	}
 }
 
+/* How long a pinned steering set without a sandbox entry may be one that a `run` is still making. */
+#define STEER_GRACE_S	60
+
 /* Step 3 of resolvers_sync(). */
 static void unpin_stale(struct resolvers *rs)
 {
@@ -443,10 +446,21 @@ static void unpin_stale(struct resolvers *rs)
 	int n = loader__steer_pinned(rs->o.pin_dir, ids, RESOLVERS_MAX);
 
 	for (int i = 0; i < n && i < RESOLVERS_MAX; i++) {
+		long age;
+		int err;
+
 		if (find(rs, ids[i]))
 			continue;
+		err = loader__get_sandbox(rs->o.l, ids[i], &sb);
 		/* Ports with the steering gone would let port 53 past the rules (net.bpf.c steered()). */
-		if (!loader__get_sandbox(rs->o.l, ids[i], &sb) && (sb.flags & SBX_SANDBOX_DNS) && sb.dns_port4)
+		if (!err && (sb.flags & SBX_SANDBOX_DNS) && sb.dns_port4)
+			continue;
+		/*
+		 * A `run` pins its steering before its sandbox entry exists (the
+		 * entry's ports must never be without it): a young set with no
+		 * entry yet is one being made, not one left behind.
+		 */
+		if (err == -ENOENT && !loader__steer_age(rs->o.pin_dir, ids[i], &age) && age < STEER_GRACE_S)
 			continue;
 		loader__unpin_steer(rs->o.pin_dir, ids[i]);
 	}

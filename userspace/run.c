@@ -30,6 +30,7 @@
 #include "dns.h"
 #include "events.h"
 #include "evsock.h"
+#include "fdscan.h"
 #include "sbxstate.h"
 #include "fsrules.h"
 #include "netrules.h"
@@ -1001,6 +1002,9 @@ int do_run(int argc, char **argv)
 				   .any_depth_mask = rules.any_depth_mask,
 				   .dns_port4 = dns.port4, .dns_port6 = dns.port6 };
 	stdio_files(&sb);
+	/* What the command inherits beyond its stdio files was opened outside the policy: judged on use. */
+	if (fdscan_self_passes_on() && cli_judge_uses(l, &sb))
+		goto out;
 	if (pinned)	/* before the sandbox exists: the daemon names its rules from the first event */
 		recorded = !state_write(SBX_STATE_DIR, &(struct state_entry){ .cgroup = cg.path,
 					.cgroup_id = cg.id, .policy_id = policy_id, .audit = o.audit }, &o.policy);
@@ -1070,6 +1074,8 @@ out:
 		feed_drain(&feed, &sink);
 	if (registered) {
 		loader__remove_sandbox(l, cg.id);
+		if (sb.flags & SBX_SANDBOX_FD_JUDGE)
+			loader__fd_judging_settle(l);	/* the last sandbox that needed it takes it away */
 		/* The pinned counters are every sandbox's: only our own programs' are ours to report. */
 		if (!pinned && !loader__stat(l, SBX_STAT_EVENTS_LOST, &lost) && lost)
 			p_warn("%llu events lost: the ring buffer was full (verdicts were applied)",

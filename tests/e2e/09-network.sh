@@ -306,8 +306,9 @@ python3 "$W/recorder.py" "$W/upstream.bin" &
 REC=$!
 wait_for "$W/upstream.bin.ready" 300
 echo "nameserver 10.9.9.9" >/etc/resolv.conf
-out=$(SBX_DNS_UPSTREAM=127.0.0.1:5354 sbx-bpf run --policy "$W/dom.json" -- python3 "$W/exfil.py" 2>/dev/null)
-check dns/exfil-answered "$out" "rcode=0 answers=1 case=True"
+out=$(SBX_DNS_UPSTREAM=127.0.0.1:5354 sbx-bpf run --policy "$W/dom.json" -- python3 "$W/exfil.py" 2>"$W/exfil.err")
+[ "$out" = "rcode=0 answers=1 case=True" ] && pass dns/exfil-answered ||
+	fail dns/exfil-answered "got '$out', want 'rcode=0 answers=1 case=True'; stderr: $(tail -c 800 "$W/exfil.err")"
 # What arrived: flags RD only, one question, one additional record (sbx-bpf's OPT); the name in
 # lower case, A IN; the OPT: root, type 41, UDP size 1232, no extended rcode, no DO, no options.
 got=$(python3 -c '

@@ -43,6 +43,7 @@ static struct {
 	__u64 pinned[FAKE_MAX];
 	int npinned;
 	int pin_calls;
+	long pin_age;			/* seconds since every steering set was pinned */
 } K;
 
 int __wrap_loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb);
@@ -55,6 +56,7 @@ int __wrap_loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_cl
 int __wrap_loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd);
 int __wrap_loader__unpin_steer(const char *dir, __u64 cgid);
 int __wrap_loader__steer_pinned(const char *dir, __u64 *out, size_t max);
+int __wrap_loader__steer_age(const char *dir, __u64 cgid, long *seconds);
 
 static int sb_find(__u64 cgid)
 {
@@ -185,6 +187,15 @@ int __wrap_loader__steer_pinned(const char *dir, __u64 *out, size_t max)
 	for (int i = 0; i < K.npinned && (size_t)i < max; i++)
 		out[i] = K.pinned[i];
 	return K.npinned;
+}
+
+int __wrap_loader__steer_age(const char *dir, __u64 cgid, long *seconds)
+{
+	(void)dir;
+	if (pin_find(cgid) < 0)
+		return -ENOENT;
+	*seconds = K.pin_age;
+	return 0;
 }
 
 /* --- the fixture: a record, a "cgroup" directory, an upstream, the events ---------- */
@@ -588,6 +599,18 @@ static void test_sync_failure(void **state)
 	record(f, f->cgid, ONE, false);		/* not ours to adopt */
 	resolvers_sync(f->rs, note, f);
 	assert_int_equal(pin_find(f->cgid), 0);
+	/*
+	 * A `run` pins its steering before its entry exists: a young set without
+	 * an entry is left alone; an old one is what a killed run left.
+	 */
+	entry_gone(f->cgid);
+	K.pin_age = 3;
+	resolvers_sync(f->rs, note, f);
+	assert_int_equal(pin_find(f->cgid), 0);
+	K.pin_age = 61;
+	resolvers_sync(f->rs, note, f);
+	assert_int_equal(pin_find(f->cgid), -1);
+	K.pin_age = 0;
 }
 
 /* --- the dns_allow entries shared with connect grants ------------------------------- */

@@ -118,7 +118,7 @@ run_suite() {
 # separated); all of them by default, in one boot. Each gets
 # SBX_BENCH_TIMEOUT seconds (default 1200), and leaves no daemon and no
 # pinned programs behind for the next.
-BENCHES="open connect compare startup scale events verifier"
+BENCHES="cost open connect compare startup scale events verifier"
 run_benches() {
 	for b in $(echo "${SBX_BENCH_ONLY:-$BENCHES}" | tr , ' '); do
 		case " $BENCHES " in

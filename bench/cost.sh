@@ -1,0 +1,215 @@
+#!/bin/sh
+# `make bench` (SBX_BENCH_ONLY=cost): what sbx-bpf adds to a file or network
+# call, in guest instructions per operation, next to the no-op floor (a
+# `return 0` program on every hook sbx-bpf uses) and Landlock. Runs as root
+# in the VM (tests/vm/init.sh); see bench/README.md.
+#
+# Under `make bench` the VM runs with QEMU's -icount shift=0,sleep=off on
+# one vCPU: the guest clock advances by exactly 1 ns per instruction, so the
+# ns_per_op openbench and connectbench print is instructions per operation,
+# and a repeated run agrees to well under 1 %. (SBX_BENCH_CLOCK=wall boots
+# without it: then the figures are emulated nanoseconds, and only their
+# ratios mean anything.)
+#
+# Conditions (SBX_BENCH_COST_CONDS), each a fresh launch of every loop:
+#   baseline        no BPF-LSM program at all
+#   floor           noop-lsm: the trampolines of every hook, nothing else
+#   landlock        landlock-run --read / --write /tmp --write /dev (the file
+#                   loops; TCP connect with --connect-tcp on 6.7+)
+#   outside-run     a `run` sandbox exists (its own programs); the loops run
+#                   outside it, in a systemd-like session cgroup
+#   outside-daemon  the daemon's programs and one attached sandbox; the loops
+#                   outside it, as every other process of such a host
+#   inside-10       the loops in `run` under 10 denyRead rules (on the
+#                   daemon's programs: each launch loads nothing)
+#   inside-10000    the same under 10,000
+# Loops (SBX_BENCH_COST_LOOPS): open (open+close of three files), stat
+# (stat+open+close), create (create+close+unlink in an allowWrite
+# directory), read (1-byte pread through open descriptors), tcp
+# (socket+connect+close to a loopback listener), udp (socket+connect+close).
+# shellcheck disable=SC2086 # word lists on purpose
+BENCH=cost
+B=/tmp/bench-cost
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+ROUNDS=${SBX_BENCH_ROUNDS:-2}
+ITER=${SBX_BENCH_ITERATIONS:-20000}
+CONDS=${SBX_BENCH_COST_CONDS:-baseline floor landlock outside-run outside-daemon inside-10 inside-10000}
+LOOPS=${SBX_BENCH_COST_LOOPS:-open stat create read tcp udp}
+FILES="/usr/lib/x86_64-linux-gnu/libc.so.6 /etc/passwd $B/a/b/c/d/f"
+ADDR=127.0.0.1
+PORT=5000
+SERVER=
+ATTACHED=/sys/fs/cgroup/bench-attached
+
+cleanup() {
+	[ -z "$SERVER" ] || { kill "$SERVER"; wait "$SERVER"; } 2>/dev/null
+	holder_stop 2>/dev/null
+	sbx-bpf detach "$ATTACHED" >/dev/null 2>&1
+	rmdir "$ATTACHED" 2>/dev/null
+	unload_all
+}
+trap cleanup EXIT
+
+# $B/policy-N.json: N denyRead rules never opened, allowWrite $B, the listener allowed.
+gen_policy() {
+	awk -v n="$1" -v w="$B" -v dst="$ADDR:$PORT" 'BEGIN {
+		printf "{\n  \"filesystem\": {\n    \"allowWrite\": [\"%s\"],\n    \"denyRead\": [\n", w
+		for (i = 0; i < n; i++)
+			printf "      \"/bench/deny/r%05d\"%s\n", i, i < n - 1 ? "," : ""
+		printf "    ]\n  },\n  \"network\": { \"allow\": [\"%s\"] }\n}\n", dst
+	}' >"$B/policy-$1.json"
+}
+
+# The command of loop $1 (a fixed number of operations: the clock is the instruction count).
+loop_cmd() {
+	case $1 in
+	open) echo "openbench --iterations $ITER $FILES" ;;
+	stat) echo "openbench --iterations $ITER --stat $FILES" ;;
+	create) echo "openbench --iterations $ITER --create $B/w" ;;
+	read) echo "openbench --iterations $((ITER * 5)) --read $FILES" ;;
+	tcp) echo "connectbench --iterations $ITER --addr $ADDR --port $PORT" ;;
+	udp) echo "connectbench --iterations $ITER --udp --addr $ADDR --port $PORT" ;;
+	esac
+}
+
+# CMD… in condition $1.
+in_cond() {
+	cond=$1; shift
+	case $cond in
+	baseline | outside-*) "$@" ;;
+	floor) noop-lsm -- "$@" ;;
+	landlock) landlock-run --read / --write /tmp --write /dev ${LANDLOCK_TCP:+--connect-tcp $PORT} -- "$@" ;;
+	inside-*) sbx-bpf run --name bench-cost --policy "$B/policy-${cond#inside-}.json" -- "$@" ;;
+	esac
+}
+
+# Programs and sandboxes as condition $1 needs them, around the loops.
+cond_setup() {
+	case $1 in
+	outside-run) holder_start "$B/policy-10.json" || fail "outside-run: no holder sandbox" ;;
+	inside-*) daemon_start ;;
+	outside-daemon)
+		daemon_start
+		mkdir -p "$ATTACHED"
+		sbx-bpf attach "$ATTACHED" --policy "$B/policy-10.json" >/dev/null 2>"$B/err" ||
+			fail "outside-daemon: attach: $(cat "$B/err")" ;;
+	esac
+}
+cond_teardown() {
+	case $1 in
+	outside-run) holder_stop || fail "outside-run: the holder did not go" ;;
+	inside-*) unload_all ;;
+	outside-daemon)
+		sbx-bpf detach "$ATTACHED" >/dev/null 2>&1
+		rmdir "$ATTACHED" 2>/dev/null
+		unload_all ;;
+	esac
+}
+
+# The mode= that the command of loop $1 prints.
+loop_mode() {
+	case $1 in open) echo open ;; stat) echo stat+open ;; create) echo create+unlink ;; *) echo "$1" ;; esac
+}
+
+# The loops condition $1 runs: Landlock has no UDP rules, and TCP ones only from ABI 4.
+cond_loops() {
+	for l in $LOOPS; do
+		case "$l:$1" in
+		udp:landlock) continue ;;
+		tcp:landlock) [ -n "${LANDLOCK_TCP:-}" ] || continue ;;
+		esac
+		echo "$l"
+	done
+}
+
+# Every loop once in condition $1, each its own process, in one sandbox; the instructions per
+# operation of loop L go to $B/ipo-L-COND.
+measure() {
+	if [ "$1" = baseline ] && [ -e "$PIN" ]; then
+		fail "baseline: sbx-bpf programs are pinned"
+	fi
+	script=
+	for l in $(cond_loops "$1"); do script="$script${script:+ && }$(loop_cmd "$l")"; done
+	cond_setup "$1"
+	in_cond "$1" sh -c "$script" >"$B/out" 2>"$B/err" || fail "$1: $(cat "$B/out" "$B/err")"
+	cond_teardown "$1"
+	for l in $(cond_loops "$1"); do
+		v=$(sed -n "s/.*ns_per_op=\([0-9.]*\) .* mode=$(loop_mode "$l")\( .*\)*\$/\1/p" "$B/out")
+		[ -n "$v" ] || fail "$1: no $l result in '$(cat "$B/out")'"
+		echo "$v" >>"$B/ipo-$l-$1"
+	done
+}
+
+into_session
+mkdir -p "$B/a/b/c/d" "$B/w" /bench/deny
+echo data >"$B/a/b/c/d/f"
+for n in 10 10000; do gen_policy "$n"; done
+unload_all
+connectbench --serve --addr "$ADDR" --port "$PORT" >/dev/null 2>&1 &
+SERVER=$!
+sleep 1
+# Landlock restricts TCP connect from ABI 4 (6.7) on.
+landlock-run --abi 2>/dev/null | awk '{ exit !($NF >= 4) }' && LANDLOCK_TCP=1
+# The policies deny what they say (the first and the last rule) before anything is measured.
+for n in 10 10000; do
+	for r in r00000 "r$(printf %05d $((n - 1)))"; do
+		echo secret >"/bench/deny/$r"
+		out=$(sbx-bpf run --policy "$B/policy-$n.json" -- sbx-probe open "/bench/deny/$r" 2>"$B/err")
+		[ "$out" = EACCES ] || fail "policy-$n: /bench/deny/$r gave '$out', not EACCES: $(cat "$B/err")"
+	done
+done
+
+clock=${SBX_BENCH_CLOCK:-icount}
+echo "kernel $(uname -r), clock: $clock ($( [ $clock = icount ] && echo '1 ns = 1 guest instruction' ||
+	echo 'emulated ns: ratios only')), $ITER operations per launch ($((ITER * 5)) for read), $ROUNDS rounds"
+for c in $CONDS; do for l in $LOOPS; do : >"$B/ipo-$l-$c"; done; done
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	for c in $CONDS; do measure "$c"; done
+	r=$((r + 1))
+	echo "round $r/$ROUNDS done"
+done
+
+# "median spread%" of file $1 (spread = (max - min) / median), "- -" when empty.
+stat_of() {
+	[ -s "$1" ] || { echo "- -"; return; }
+	med_min_max "$1" | awk '{ printf "%.1f %.2f\n", $1, $1 ? ($3 - $2) / $1 * 100 : 0 }'
+}
+
+echo
+echo "## Instructions per operation, kernel $(uname -r) ($clock)"
+printf '%-8s' loop
+for c in $CONDS; do printf ' %16s' "$c"; done
+echo
+for l in $LOOPS; do
+	printf '%-8s' "$l"
+	for c in $CONDS; do printf ' %16s' "$(stat_of "$B/ipo-$l-$c" | awk '{ print $1 }')"; done
+	echo
+done
+echo
+echo "## Added per operation: +instructions (% of baseline); outside: x the floor's; inside: x Landlock's"
+printf '%-8s' loop
+for c in $CONDS; do [ "$c" = baseline ] || printf ' %22s' "$c"; done
+echo
+for l in $LOOPS; do
+	base=$(stat_of "$B/ipo-$l-baseline" | awk '{ print $1 }')
+	floor=$(stat_of "$B/ipo-$l-floor" | awk '{ print $1 }')
+	ll=$(stat_of "$B/ipo-$l-landlock" | awk '{ print $1 }')
+	printf '%-8s' "$l"
+	for c in $CONDS; do
+		[ "$c" = baseline ] && continue
+		v=$(stat_of "$B/ipo-$l-$c" | awk '{ print $1 }')
+		printf ' %22s' "$(awk -v v="$v" -v b="$base" -v f="$floor" -v L="$ll" -v c="$c" 'BEGIN {
+			if (v == "-" || b == "-") { print "-"; exit }
+			d = v - b; s = sprintf("%+.0f (%+.1f%%)", d, d / b * 100)
+			if (c ~ /^outside/ && f != "-" && f - b > 0) s = s sprintf(" %.2fx", d / (f - b))
+			if (c ~ /^inside/ && L != "-" && L - b > 0) s = s sprintf(" %.2fx", d / (L - b))
+			print s }')"
+	done
+	echo
+done
+echo
+echo "Spread (max - min) / median over the rounds, worst cell: $(for f in "$B"/ipo-*; do
+	stat_of "$f" | awk '{ print $2 }'; done | sort -n | tail -1)%"
+echo "Reproduce: SBX_BENCH_ONLY=cost make bench KERNEL=$(uname -r | cut -d. -f1,2)"

@@ -1,0 +1,135 @@
+# The question every task asks on every hook, "am I in a sandbox?", is
+# answered for most of them from a per-CPU cache of cgroups known to be in
+# none (bpf/sandbox.h outside_known). The cache must never outlive what it
+# says: a cgroup the cache knows as outside, attached, is judged at once; a
+# cgroup made below an attached one after the attach is judged; one moved
+# out again goes free; and all of it from many CPUs' caches at once (the
+# VM has two). Descriptor uses (file_permission) are judged only while a
+# sandbox needs it: status and list say when.
+# e2e: programs=own
+. /sbx/tests/e2e/lib.sh
+
+CG=/sys/fs/cgroup/e2e-cache
+mkdir -p "$W/data" "$CG"
+echo secret >"$W/data/secret"
+echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data\" ], \"allowWrite\": [ \"$W\" ] } }" >"$W/deny.json"
+# in CG CMD…: CMD run in cgroup CG.
+in_cg() { cg=$1; shift; sh -c 'echo $$ >'"$cg"'/cgroup.procs && exec "$@"' sh "$@"; }
+judging() { sbx-bpf status --json | jq -r '.descriptor_judging'; }
+
+sbx-bpf daemon --events "$W/ev.json" 2>"$W/d.err" &
+D=$!
+wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d.err")"
+check status/no-judging-at-start "$(judging)" false
+
+# A long-lived process in CG reads the file again and again: each read is an open (the cache's
+# question), answered "outside" until the attach, then denied, then free again after detach.
+mkfifo "$W/cmd"
+in_cg "$CG" python3 -B -c '
+import errno, os, sys
+w = sys.argv[1]
+for line in open(w + "/cmd"):
+    n = line.strip()
+    try:
+        os.close(os.open(w + "/data/secret", os.O_RDONLY))
+        a = "OK"
+    except OSError as e:
+        a = errno.errorcode[e.errno]
+    with open(w + "/ans-" + n, "w") as f:
+        f.write(a + "\n")
+' "$W" 2>"$W/reader.err" &
+READER=$!
+exec 6>"$W/cmd"
+ask() {
+	rm -f "$W/ans-$1"
+	echo "$1" >&6
+	i=0
+	while [ ! -s "$W/ans-$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	cat "$W/ans-$1" 2>/dev/null || echo "no answer: $(cat "$W/reader.err")"
+}
+# Warm every CPU's cache with CG as "outside": opens from the reader and from fresh processes.
+for i in 1 2 3 4 5 6; do ask "warm$i" >/dev/null; in_cg "$CG" sbx-probe open "$W/data/secret" >/dev/null; done
+check before/outside "$(ask 1)" OK
+sbx-bpf attach "$CG" --policy "$W/deny.json" 2>"$W/a.err"
+check attach/exit "$?" 0
+check attach/cached-cgroup-denied "$(ask 2)" EACCES
+check attach/fresh-process-denied "$(in_cg "$CG" sbx-probe open "$W/data/secret")" EACCES
+ok=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	[ "$(in_cg "$CG" sbx-probe open "$W/data/secret")" = EACCES ] && ok=$((ok + 1))
+done
+check attach/every-cpu-denies "$ok" 10
+# A cgroup made below the attached one, after the attach: a new id, never cached, judged.
+mkdir "$CG/sub"
+check below/new-child-denied "$(in_cg "$CG/sub" sbx-probe open "$W/data/secret")" EACCES
+# Attached without --fresh: descriptor uses are judged, and status and list say so.
+check judging/attach-turns-on "$(judging)" true
+check judging/list "$(sbx-bpf list --json | jq -r '.[0].judges_descriptor_uses')" true
+sbx-bpf detach "$CG" 2>>"$W/a.err"
+check detach/exit "$?" 0
+check detach/free-again "$(ask 3)" OK
+check detach/child-free "$(in_cg "$CG/sub" sbx-probe open "$W/data/secret")" OK
+check judging/detach-turns-off "$(judging)" false
+exec 6>&-
+wait "$READER"
+rmdir "$CG/sub"
+
+# --fresh on a cgroup whose only process holds nothing the kernel judges (its stdio /dev/null
+# and a fifo): no judging. It is frozen while looked at and runs on after: it answers afterwards.
+mkfifo "$W/cmd2"
+in_cg "$CG" sh -c 'read x; exit 7' <"$W/cmd2" >/dev/null 2>&1 &
+P=$!
+exec 7>"$W/cmd2"
+sleep 0.5
+sbx-bpf attach "$CG" --fresh --policy "$W/deny.json" 2>"$W/f.err"
+check fresh/exit "$?" 0
+check fresh/not-judging "$(judging)" false
+check fresh/list "$(sbx-bpf list --json | jq -r '.[0].judges_descriptor_uses')" false
+check fresh/thawed "$(cat "$CG/cgroup.freeze")" 0
+echo yes >&7
+exec 7>&-
+wait "$P"
+check fresh/process-ran-on "$?" 7
+check fresh/enforced "$(in_cg "$CG" sbx-probe open "$W/data/secret")" EACCES
+sbx-bpf detach "$CG" 2>>"$W/f.err"
+
+# --fresh on a cgroup whose process holds a file open from before: judging turns on, and its
+# next read through that descriptor is refused (exit 13: EACCES).
+in_cg "$CG" python3 -B -c '
+import os, sys, time
+w = sys.argv[1]
+fd = os.open(w + "/data/secret", os.O_RDONLY)
+open(w + "/held", "w").close()
+while not os.path.exists(w + "/go"):
+    time.sleep(0.1)
+try:
+    os.pread(fd, 1, 0)
+except OSError as e:
+    sys.exit(e.errno)
+' "$W" </dev/null >/dev/null 2>&1 &
+H=$!
+wait_for "$W/held" 100
+sbx-bpf attach "$CG" --fresh --policy "$W/deny.json" 2>"$W/f2.err"
+check fresh-held/exit "$?" 0
+check fresh-held/judging "$(judging)" true
+: >"$W/go"
+wait "$H"
+check fresh-held/read-refused "$?" 13
+sbx-bpf detach "$CG" 2>>"$W/f2.err"
+check fresh-held/off-after-detach "$(judging)" false
+
+# A run whose command inherits a file beyond its stdio: judged while it runs, not after.
+sbx-bpf run --deny-read "$W/data" -- sleep 3 3<"$W/data/secret" 2>/dev/null &
+R=$!
+i=0; got=false
+while [ $i -lt 50 ] && [ "$got" != true ]; do got=$(judging); sleep 0.1; i=$((i + 1)); done
+check run-inherited/judging-during "$got" true
+wait "$R"
+check run-inherited/off-after "$(judging)" false
+out=$(sbx-bpf run --deny-read "$W/data" -- sbx-probe open "$W/data/secret" 2>/dev/null)
+check run-clean/enforced "$out" EACCES
+check run-clean/never-judging "$(judging)" false
+
+kill "$D"; wait "$D" 2>/dev/null
+sbx-bpf unload
+rmdir "$CG" 2>/dev/null
