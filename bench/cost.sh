@@ -18,8 +18,11 @@
 #                   loops; TCP connect with --connect-tcp on 6.7+)
 #   outside-run     a `run` sandbox exists (its own programs); the loops run
 #                   outside it, in a systemd-like session cgroup
-#   outside-daemon  the daemon's programs and one attached sandbox; the loops
-#                   outside it, as every other process of such a host
+#   outside-daemon  the daemon's programs and one sandbox attached with --fresh
+#                   (a container at createRuntime); the loops outside it, as
+#                   every other process of such a host
+#   outside-judging the same attached without --fresh: reads and writes
+#                   through descriptors are judged (file_permission on)
 #   inside-10       the loops in `run` under 10 denyRead rules (on the
 #                   daemon's programs: each launch loads nothing)
 #   inside-10000    the same under 10,000
@@ -34,7 +37,7 @@ B=/tmp/bench-cost
 . "$(dirname "$0")/lib.sh"
 ROUNDS=${SBX_BENCH_ROUNDS:-2}
 ITER=${SBX_BENCH_ITERATIONS:-20000}
-CONDS=${SBX_BENCH_COST_CONDS:-baseline floor landlock outside-run outside-daemon inside-10 inside-10000}
+CONDS=${SBX_BENCH_COST_CONDS:-baseline floor landlock outside-run outside-daemon outside-judging inside-10 inside-10000}
 LOOPS=${SBX_BENCH_COST_LOOPS:-open stat create read tcp udp}
 FILES="/usr/lib/x86_64-linux-gnu/libc.so.6 /etc/passwd $B/a/b/c/d/f"
 ADDR=127.0.0.1
@@ -89,18 +92,20 @@ cond_setup() {
 	case $1 in
 	outside-run) holder_start "$B/policy-10.json" || fail "outside-run: no holder sandbox" ;;
 	inside-*) daemon_start ;;
-	outside-daemon)
+	outside-daemon | outside-judging)
 		daemon_start
 		mkdir -p "$ATTACHED"
-		sbx-bpf attach "$ATTACHED" --policy "$B/policy-10.json" >/dev/null 2>"$B/err" ||
-			fail "outside-daemon: attach: $(cat "$B/err")" ;;
+		sbx-bpf attach "$ATTACHED" $( [ "$1" = outside-daemon ] && echo --fresh) --policy "$B/policy-10.json" \
+			>/dev/null 2>"$B/err" || fail "$1: attach: $(cat "$B/err")"
+		[ "$(sbx-bpf status --json | jq -r .descriptor_judging)" = "$( [ "$1" = outside-daemon ] &&
+			echo false || echo true)" ] || fail "$1: descriptor judging is not as the condition says" ;;
 	esac
 }
 cond_teardown() {
 	case $1 in
 	outside-run) holder_stop || fail "outside-run: the holder did not go" ;;
 	inside-*) unload_all ;;
-	outside-daemon)
+	outside-daemon | outside-judging)
 		sbx-bpf detach "$ATTACHED" >/dev/null 2>&1
 		rmdir "$ATTACHED" 2>/dev/null
 		unload_all ;;
@@ -129,8 +134,9 @@ measure() {
 	if [ "$1" = baseline ] && [ -e "$PIN" ]; then
 		fail "baseline: sbx-bpf programs are pinned"
 	fi
-	script=
-	for l in $(cond_loops "$1"); do script="$script${script:+ && }$(loop_cmd "$l")"; done
+	# The first seconds of a sandbox are the daemon's (it reads the new record once): none of the loops'.
+	script="sleep 2"
+	for l in $(cond_loops "$1"); do script="$script && $(loop_cmd "$l")"; done
 	cond_setup "$1"
 	in_cond "$1" sh -c "$script" >"$B/out" 2>"$B/err" || fail "$1: $(cat "$B/out" "$B/err")"
 	cond_teardown "$1"
@@ -180,11 +186,11 @@ stat_of() {
 echo
 echo "## Instructions per operation, kernel $(uname -r) ($clock)"
 printf '%-8s' loop
-for c in $CONDS; do printf ' %16s' "$c"; done
+for c in $CONDS; do printf ' %15s' "$c"; done
 echo
 for l in $LOOPS; do
 	printf '%-8s' "$l"
-	for c in $CONDS; do printf ' %16s' "$(stat_of "$B/ipo-$l-$c" | awk '{ print $1 }')"; done
+	for c in $CONDS; do printf ' %15s' "$(stat_of "$B/ipo-$l-$c" | awk '{ print $1 }')"; done
 	echo
 done
 echo

@@ -156,5 +156,22 @@ echo "p50, p95: nearest-rank percentiles of all runs; a run is fork() to waitpid
 echo "command (for sbx-bpf run: policy, cgroup, rules in, $CMD, cleanup). With a daemon running, run"
 echo "loads nothing, and waits for the daemon's last events only if the sandbox counted a violation"
 echo "(feed_drain in userspace/run.c); without one it loads and verifies its own programs."
-echo "Figures are from QEMU TCG (emulated CPU): only the ratios mean anything."
+if [ "${SBX_BENCH_CLOCK:-icount}" = icount ]; then
+	echo "Under icount 1 ms is 1,000,000 guest instructions (all of them: run's, the command's, the kernel's)."
+else
+	echo "Figures are from QEMU TCG (emulated CPU): only the ratios mean anything."
+fi
+
+# Where one run's start-up goes (SBX_TRACE_PHASES: run prints its clock at each phase's end).
+phases() {
+	SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>&1 >/dev/null |
+		awk '$2 == "phase" { if (prev) printf "  %-9s %12.3f ms\n", $3, ($4 - prev) / 1e6; prev = $4 }'
+}
+echo
+echo "## One run's phases, daemon running (each phase's time from the end of the one before)"
+daemon_start
+phases
+unload_all
+echo "## The same, own programs"
+phases
 echo "Reproduce: SBX_BENCH_ONLY=startup make bench KERNEL=$(uname -r | cut -d. -f1,2)"

@@ -653,17 +653,19 @@ static __always_inline bool fd_cached(struct sbx_task *t, struct file *file, __u
 }
 
 /*
- * The cache's short way, taken before any judging is set up: a use of @file
- * remembered for the sandbox whose cgroup the task sits in (the common case:
- * a task below its sandbox's cgroup takes the long way, fd_use_known). A
- * task never judged has no scratch memory: nothing remembered.
+ * The short ways, taken before any judging is set up (1: no judging): the
+ * task is in no sandbox, or a use of @file is remembered for the sandbox
+ * whose cgroup the task sits in (the common case: a task below its
+ * sandbox's cgroup takes the long way, fd_use_known). A task never judged
+ * has no scratch memory: nothing remembered.
  */
 static __noinline int fd_use_recent(struct file *file, __u32 need)
 {
 	struct sbx_task *t;
 
-	if (!nr_sandboxes)
-		return 0;	/* judge_fd lets it go at once */
+	/* A task in no sandbox, the common case, leaves here (in a frame of its own: 6.1's stack is full). */
+	if (task_outside())
+		return 1;
 	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
 	if (!t)
 		return 0;
@@ -769,7 +771,7 @@ static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
 	JUDGE(j);
 	int res;
 
-	res = judge_begin(&j);
+	res = judge_begin_as(&j, flag == SBX_EV_FD_USE);	/* file_permission: fd_use_recent looked */
 	if (res <= 0)
 		return res;
 	if (flag == SBX_EV_FD_USE && fd_use_known(&j, file, need))

@@ -437,6 +437,8 @@ SBX_LSM(socket_connect, net_socket_connect, struct socket *sock, struct sockaddr
 {
 	struct net_target t;
 
+	if (task_outside())
+		return 0;
 	if (!read_inet(address, addrlen, 0, INET_DEST, &t))
 		return 0;	/* unix: judged on the peer (below); AF_UNSPEC: a disconnect */
 	return judge_inet(sock, &t, SBX_OP_CONNECT);
@@ -483,7 +485,7 @@ SBX_LSM(socket_sendmsg, net_socket_sendmsg, struct socket *sock, struct msghdr *
 	void *name;
 	int len, res;
 
-	if (!nr_sandboxes)
+	if (task_outside())
 		return 0;
 	name = BPF_CORE_READ(msg, msg_name);
 	len = BPF_CORE_READ(msg, msg_namelen);
@@ -545,7 +547,7 @@ SBX_LSM(socket_bind, net_socket_bind, struct socket *sock, struct sockaddr *addr
 	char first = 1;
 	__u16 family = 0;
 
-	if (!nr_sandboxes)
+	if (task_outside())
 		return 0;
 	if (read_inet(address, addrlen, BPF_CORE_READ(sock, sk, __sk_common.skc_family), INET_LOCAL, &t))
 		return t.port ? judge_flag(sock, SBX_SANDBOX_LOCAL_BIND, SBX_OP_BIND, SBX_RULE_LOCAL_BIND, &t) : 0;
@@ -563,7 +565,7 @@ SBX_LSM(socket_listen, net_socket_listen, struct socket *sock, int backlog)
 {
 	struct net_target t = {};
 
-	if (!nr_sandboxes)
+	if (task_outside())
 		return 0;
 	t.family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
 	if (t.family != AF_INET && t.family != AF_INET6)
@@ -706,14 +708,14 @@ static __always_inline int judge_unix(struct sock *peer, __u32 op)
 
 SBX_LSM(unix_stream_connect, net_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk)
 {
-	if (!nr_sandboxes)
+	if (task_outside())
 		return 0;
 	return judge_unix(other, SBX_OP_CONNECT);
 }
 
 SBX_LSM(unix_may_send, net_unix_may_send, struct socket *sock, struct socket *other)
 {
-	if (!nr_sandboxes)
+	if (task_outside())
 		return 0;
 	return judge_unix(BPF_CORE_READ(other, sk), SBX_OP_SENDTO);
 }

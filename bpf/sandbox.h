@@ -248,56 +248,59 @@ SBX_SHARED struct {
 } scope SEC(".maps");
 
 /*
- * Cgroups known to be under no sandbox, per CPU: every task of a host with
- * a sandbox asks "am I in one?" on every hooked call, and almost all are
- * not. The answer for a cgroup id can only change when a sandbox is added
- * (a cgroup cannot move, ids are never reused, a new cgroup has a new id),
- * so an entry is good while sandbox_gen has the value the table was made
- * for. Only "not sandboxed" is kept: a stale entry could only ever let a
- * task go, so a table is written only under its lock and only when its
- * generation is the writer's, and a table is only ever moved forward to a
- * newer generation (a writer preempted with an older one finds the table
- * moved on, or locked, and keeps nothing). Readers take no lock: a table
- * moves forward under them, which answers for a newer state, never an
- * older one.
+ * Cgroups known to be under no sandbox: every task of a host with a
+ * sandbox asks "am I in one?" on every hooked call, and almost all are not.
+ * The answer for a cgroup id can only change when a sandbox is added (a
+ * cgroup cannot move, ids are never reused, a new cgroup has a new id), so
+ * an entry is good while sandbox_gen has the value the table was made for.
+ * Only "not sandboxed" is kept: a stale entry could only ever let a task
+ * go, so the table is written only under its lock and only when its
+ * generation is the writer's, and it only ever moves forward to a newer
+ * generation (a writer preempted with an older one finds it moved on, or
+ * locked, and keeps nothing). Readers take no lock: the table moving
+ * forward under one answers for a newer state, never an older one. One
+ * table in .bss, not per CPU: a reader then needs no helper but the cgroup
+ * id's (x86 stores are seen in order, which the reset relies on: slots
+ * cleared before the new generation is written).
  */
-#define SBX_OUTSIDE_SLOTS	64	/* direct-mapped by the low bits of the cgroup id */
+SBX_SHARED struct sbx_outside outside_tab;
 
-struct sbx_outside {
-	__u64 gen;
-	__u64 lock;	/* 64 bits: the compare-and-swap the default BPF ISA has */
-	__u64 cgid[SBX_OUTSIDE_SLOTS];
-};
-
-SBX_SHARED struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sbx_outside);
-} outside SEC(".maps");
-
-/* Is cgroup @id known to be under no sandbox? The table into *@t for outside_keep(). */
-static __always_inline bool outside_known(__u64 id, __u64 gen, struct sbx_outside **t)
+/* Is cgroup @id known to be under no sandbox, as of @gen? */
+static __always_inline bool outside_known(__u64 id, __u64 gen)
 {
-	__u32 zero = 0;
-
-	*t = bpf_map_lookup_elem(&outside, &zero);
-	return *t && (*t)->gen == gen && (*t)->cgid[id & (SBX_OUTSIDE_SLOTS - 1)] == id;
+	return outside_tab.gen == gen && outside_tab.cgid[id & (SBX_OUTSIDE_SLOTS - 1)] == id;
 }
 
+#ifdef SBX_DEFINE_MAPS
 /* Remember that cgroup @id is under no sandbox, as of @gen (read before the lookups that found none). */
-static __noinline void outside_keep(struct sbx_outside *t, __u64 id, __u64 gen)
+static __noinline void outside_keep(__u64 id, __u64 gen)
 {
-	if (!t || __sync_val_compare_and_swap(&t->lock, 0, 1) != 0)
+	if (__sync_val_compare_and_swap(&outside_tab.lock, 0, 1) != 0)
 		return;
-	if (t->gen < gen) {
+	if (outside_tab.gen < gen) {
 		for (int i = 0; i < SBX_OUTSIDE_SLOTS; i++)
-			t->cgid[i] = 0;
-		t->gen = gen;
+			outside_tab.cgid[i] = 0;
+		outside_tab.gen = gen;
 	}
-	if (t->gen == gen)
-		t->cgid[id & (SBX_OUTSIDE_SLOTS - 1)] = id;
-	t->lock = 0;
+	if (outside_tab.gen == gen)
+		outside_tab.cgid[id & (SBX_OUTSIDE_SLOTS - 1)] = id;
+	outside_tab.lock = 0;
+}
+#endif
+
+/*
+ * The short way out, inlined in every hook: no sandbox at all, or the
+ * task's cgroup known to be in none. False when the long way must tell.
+ */
+static __always_inline bool task_outside(void)
+{
+	__u64 gen, id;
+
+	if (!nr_sandboxes)
+		return true;
+	gen = sandbox_gen;
+	id = bpf_get_current_cgroup_id();
+	return outside_known(id, gen);
 }
 
 static __always_inline void stat_add(__u32 idx, __u64 n)
@@ -320,11 +323,18 @@ static __always_inline void stat_inc(__u32 idx)
  * than SBX_NEST_MAX cannot all be judged: such a task is denied everything
  * (userspace refuses to attach that deep, so this is a fail-safe).
  */
-static __noinline __u32 current_chain(struct sbx_chain *c)
+/*
+ * A global function (defined in fs.bpf.c, like the others below): the
+ * verifier checks it once per program, not once per call site and state.
+ */
+#ifdef SBX_DEFINE_MAPS
+__noinline int sbx_current_chain(struct sbx_chain *c)
 {
-	struct sbx_outside *t;
 	__u64 id, self, gen;
 	int level;
+
+	if (!c)
+		return 0;
 
 	c->n = 0;
 	c->overflow = 0;
@@ -332,7 +342,7 @@ static __noinline __u32 current_chain(struct sbx_chain *c)
 		return 0;
 	gen = sandbox_gen;
 	self = bpf_get_current_cgroup_id();
-	if (outside_known(self, gen, &t))
+	if (outside_known(self, gen))
 		return 0;
 	/* 1: under the scope; 0: not; < 0: cannot tell, so keep looking. */
 	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
@@ -360,8 +370,16 @@ static __noinline __u32 current_chain(struct sbx_chain *c)
 	if (c->n)
 		return c->n;
 outside:
-	outside_keep(t, self, gen);
+	outside_keep(self, gen);
 	return 0;
+}
+#else
+extern int sbx_current_chain(struct sbx_chain *c);
+#endif
+
+static __always_inline __u32 current_chain(struct sbx_chain *c)
+{
+	return sbx_current_chain(c);
 }
 
 /*
@@ -369,9 +387,9 @@ outside:
  * question every task of the host asks on every hooked call, so its common
  * answer ("no") comes from the outside cache.
  */
-static __noinline bool current_chain_n(void)
+#ifdef SBX_DEFINE_MAPS
+__noinline int sbx_sandboxed(void)
 {
-	struct sbx_outside *t;
 	__u64 id, self, gen;
 	int level;
 
@@ -379,7 +397,7 @@ static __noinline bool current_chain_n(void)
 		return false;
 	gen = sandbox_gen;
 	self = bpf_get_current_cgroup_id();
-	if (outside_known(self, gen, &t))
+	if (outside_known(self, gen))
 		return false;
 	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
 		goto outside;
@@ -393,8 +411,16 @@ static __noinline bool current_chain_n(void)
 			return true;
 	}
 outside:
-	outside_keep(t, self, gen);
+	outside_keep(self, gen);
 	return false;
+}
+#else
+extern int sbx_sandboxed(void);
+#endif
+
+static __always_inline bool current_chain_n(void)
+{
+	return sbx_sandboxed();
 }
 
 /*
@@ -532,10 +558,14 @@ static __always_inline bool judge_memory(struct judge *j)
 }
 
 /* 1: sandboxed, go on judging; 0: not sandboxed; -EACCES: cannot judge (no memory). */
-static __always_inline int judge_begin(struct judge *j)
+static __always_inline int judge_begin_as(struct judge *j, bool known_inside)
 {
-	/* Task state and working memory only for sandboxed tasks: look before creating them. */
-	if (!current_chain_n())
+	/*
+	 * Task state and working memory only for sandboxed tasks: look before
+	 * creating them. @known_inside: the caller's short way already let the
+	 * outside go (file_permission, whose frame has no room for it here).
+	 */
+	if ((!known_inside && task_outside()) || !current_chain_n())
 		return 0;
 	if (!judge_memory(j)) {
 		/* No memory to judge with (or every slot of this CPU taken): fail closed; the lost event is counted. */
@@ -561,6 +591,11 @@ static __always_inline int judge_begin(struct judge *j)
 	return judge_select(j, 0) ? 1 : 0;
 }
 
+static __always_inline int judge_begin(struct judge *j)
+{
+	return judge_begin_as(j, false);
+}
+
 /* For each sandbox of @j's chain, outermost first: the first denial stops it. */
 #define for_each_sandbox(j, i)						\
 	for (i = 0; i < SBX_NEST_MAX; i++)				\
@@ -584,6 +619,7 @@ static __always_inline __u64 key_mix(__u64 h, __u64 x)
 	return h ^ (h >> 29);
 }
 
+#ifdef SBX_DEFINE_MAPS
 /* Where key_word is: 16 bytes, for the stack is nearly full when a hook reports. */
 struct key_ctx {
 	__u64 h;
@@ -797,25 +833,29 @@ static __noinline void send_record(struct sbx_event *ev)
 }
 
 /*
- * Fill the task fields of the event and send it, cut to its paths' real
- * size — unless it repeats one just sent (coalesced) or its sandbox is over
- * its record rate (throttled). The verdict never depends on this.
+ * Fill the task fields of event @ev (of the sandbox @sandbox_cgid: @op in
+ * the upper, the verdict in the lower half of @op_verdict) and send it, cut
+ * to its paths' real size — unless it repeats one just sent (coalesced) or
+ * its sandbox is over its record rate (throttled). The verdict never
+ * depends on this. Global: verified once per program, not at each of the
+ * many places a hook reports from.
  */
-static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32 rule_id, int error)
+__noinline int sbx_emit(struct sbx_event *ev, __u64 sandbox_cgid, __u64 op_verdict, __u32 rule_id, int error)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
-	struct sbx_event *ev = &j->s->ev;
 	__u64 id = bpf_get_current_pid_tgid();
 
+	if (!ev)
+		return 0;
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->cgroup_id = bpf_get_current_cgroup_id();
-	ev->sandbox_cgroup_id = j->sandbox_cgid;
+	ev->sandbox_cgroup_id = sandbox_cgid;
 	ev->pid = (__u32)id;
 	ev->tgid = id >> 32;
 	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	ev->uid = (__u32)bpf_get_current_uid_gid();
-	ev->op = op;
-	ev->verdict = verdict;
+	ev->op = op_verdict >> 32;
+	ev->verdict = (__u32)op_verdict;
 	ev->rule_id = rule_id;
 	ev->error = error;
 	if (!(ev->flags & SBX_EV_NET)) {
@@ -823,8 +863,17 @@ static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32
 		__builtin_memset(ev->addr, 0, sizeof(ev->addr));
 	}
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
-	j->s->emitted++;
 	send_record(ev);
+	return 0;
+}
+#else
+extern int sbx_emit(struct sbx_event *ev, __u64 sandbox_cgid, __u64 op_verdict, __u32 rule_id, int error);
+#endif
+
+static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32 rule_id, int error)
+{
+	j->s->emitted++;
+	sbx_emit(&j->s->ev, j->sandbox_cgid, (__u64)op << 32 | verdict, rule_id, error);
 }
 
 /* Report a denial with @error; returns what the hook returns (0 in audit mode). */

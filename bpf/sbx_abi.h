@@ -82,6 +82,18 @@ struct sbx_sandbox {
 };
 
 /*
+ * The cgroups the programs know to be in no sandbox (bpf/sandbox.h
+ * outside_tab, in .bss; userspace only ever reads it, in tests).
+ */
+#define SBX_OUTSIDE_SLOTS	64	/* direct-mapped by the low bits of the cgroup id */
+
+struct sbx_outside {
+	__u64 gen;
+	__u64 lock;	/* 64 bits: the compare-and-swap the default BPF ISA has */
+	__u64 cgid[SBX_OUTSIDE_SLOTS];
+};
+
+/*
  * fs_rules: what the policy says about one path or one any-depth pattern.
  *
  * Absolute rule paths ("/home/u/.ssh"; "/" is the empty string) are keyed by

@@ -111,6 +111,18 @@ struct load_capture {
 };
 static struct load_capture *capture;
 
+/* "R6=…", "R1_w=…": register state; "R6 invalid mem access …" is a message. */
+static bool register_state(const char *line, size_t len)
+{
+	size_t i = 1;
+
+	if (len < 2 || *line != 'R' || line[1] < '0' || line[1] > '9')
+		return false;
+	while (i < len && line[i] >= '0' && line[i] <= '9')
+		i++;
+	return i == len || line[i] != ' ';
+}
+
 static bool log_noise(const char *line, size_t len)
 {
 	static const char *const skip[] = {
@@ -120,7 +132,7 @@ static bool log_noise(const char *line, size_t len)
 	};
 
 	if (!len || *line == ';' || *line == ' ' || *line == '\t' || (*line >= '0' && *line <= '9') ||
-	    (*line == 'R' && len > 1 && line[1] >= '0' && line[1] <= '9'))
+	    register_state(line, len))
 		return true;	/* an instruction, a source line, register state */
 	for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
 		if (!strncmp(line, skip[i], strlen(skip[i])))
@@ -336,6 +348,21 @@ int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gap
 		return -errno;
 	skel = sbx_bpf__open();
 	err = skel ? hooks__select(skel->obj, kernel, picks, gaps) : -errno;
+	sbx_bpf__destroy(skel);
+	btf__free(kernel);
+	return err;
+}
+
+int loader__foresee_gaps(struct hook_gaps *gaps)
+{
+	struct btf *kernel = btf__load_vmlinux_btf();
+	struct sbx_bpf *skel;
+	int err;
+
+	if (!kernel)
+		return -errno;
+	skel = open_skel(kernel, gaps, NULL);
+	err = skel ? 0 : -errno;
 	sbx_bpf__destroy(skel);
 	btf__free(kernel);
 	return err;

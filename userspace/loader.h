@@ -25,6 +25,12 @@ struct hook_picks;
  */
 struct sbx_loader *loader__load(struct hook_picks *picks);
 /*
+ * The gaps known before anything loads: hooks this kernel's BTF lacks or
+ * has no fitting variant for, and those left out on request. Only the
+ * verifier can add more (loader__load). 0 or a negative errno.
+ */
+int loader__foresee_gaps(struct hook_gaps *gaps);
+/*
  * Which variant of each hook fits the kernel whose BTF is @btf_path (a
  * vmlinux ELF or raw BTF; NULL: the running kernel's), without loading
  * anything: hooks__select on the object. 0 or -errno.

@@ -5,6 +5,7 @@
  * protection missing that the user did not accept by name.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,11 +54,31 @@ int cli_gaps_accepted(const struct hook_gaps *g, const char *const *accept, cons
 	return 0;
 }
 
+/*
+ * Refuse before loading when the kernel's BTF already shows a gap not
+ * accepted: the verifier's work (seconds, billions of instructions on
+ * the newest kernels) would be spent only to refuse. The verifier may
+ * still find more; cli_gaps_accepted judges the loaded set again.
+ */
+static bool foreseen_refusal(const char *const *accept, const char *how)
+{
+	struct hook_gaps g = { .nr = 0 };
+	char names[1024];
+
+	if (loader__foresee_gaps(&g) || !hooks__unaccepted(&g, accept, names, sizeof(names)))
+		return false;	/* cannot tell before loading: loading says */
+	refuse(&g, names, how);
+	return true;
+}
+
 struct sbx_loader *cli_load_programs(const char *const *accept, const char *how)
 {
-	struct sbx_loader *l = loader__load(NULL);
+	struct sbx_loader *l;
 	int err;
 
+	if (foreseen_refusal(accept, how))
+		return NULL;
+	l = loader__load(NULL);
 	if (!l) {
 		p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
 		return NULL;

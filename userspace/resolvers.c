@@ -44,10 +44,23 @@ struct failure {
 	int err;
 };
 
+/*
+ * Sandboxes whose records said "not the daemon's to resolve" (a `run`'s),
+ * by cgroup and policy id: a record is read once, not every second (a big
+ * policy's record is megabytes of JSON). A new policy has a new id.
+ */
+#define NOT_OURS_SLOTS	256
+
+struct not_ours {
+	__u64 cgid;
+	__u32 policy_id;
+};
+
 struct resolvers {
 	struct resolvers_opts o;
 	struct resolver slot[RESOLVERS_MAX];
 	struct failure failed[RESOLVERS_MAX];
+	struct not_ours not_ours[NOT_OURS_SLOTS];
 };
 
 /* --- dns_allow with the grants kept -------------------------------------------------- */
@@ -405,12 +418,20 @@ static void adopt(struct resolvers *rs, __u64 cgid, const struct sbx_sandbox *sb
 		     (unsigned long long)cgid, why);
 }
 
-/* Does @cgid's record ask for the daemon's resolver? */
-static bool wants_ours(struct resolvers *rs, __u64 cgid)
+/* Does @cgid's record ask for the daemon's resolver (for its policy @policy_id)? */
+static bool wants_ours(struct resolvers *rs, __u64 cgid, __u32 policy_id)
 {
-	json_t *st = state_read(rs->o.state_dir, cgid);
-	bool yes = json_is_object(json_object_get(st, "resolver"));
+	struct not_ours *n = &rs->not_ours[cgid % NOT_OURS_SLOTS];
+	json_t *st;
+	bool yes;
 
+	if (n->cgid == cgid && n->policy_id == policy_id)
+		return false;
+	st = state_read(rs->o.state_dir, cgid);
+	yes = json_is_object(json_object_get(st, "resolver"));
+	/* No record yet is no answer: a run writes its record around the entry. */
+	if (st && !yes)
+		*n = (struct not_ours){ .cgid = cgid, .policy_id = policy_id };
 	json_decref(st);
 	return yes;
 }
@@ -430,7 +451,7 @@ static void start_wanted(struct resolvers *rs, resolvers_note_fn fn, void *ctx)
 		if (!(sb.flags & SBX_SANDBOX_DNS) ||
 		    (s && s->port4 == sb.dns_port4 && s->port6 == sb.dns_port6))
 			continue;
-		if (wants_ours(rs, cgid))	/* a `run`'s sandbox has its own resolver */
+		if (wants_ours(rs, cgid, sb.policy_id))	/* a `run`'s sandbox has its own resolver */
 			adopt(rs, cgid, &sb, fn, ctx);
 	}
 }

@@ -904,6 +904,24 @@ static int recompile_net(struct run_opts *o, __u32 policy_id)
 	return err ? 1 : 0;
 }
 
+/*
+ * SBX_TRACE_PHASES=1: CLOCK_MONOTONIC at the end of each start-up phase, on
+ * stderr. Under the benchmarks' QEMU -icount a nanosecond is an instruction,
+ * so the differences say where start-up goes (bench/startup.sh).
+ */
+static void phase(const char *what)
+{
+	static int on = -1;
+	struct timespec ts;
+
+	if (on < 0)
+		on = getenv("SBX_TRACE_PHASES") != NULL;
+	if (!on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "sbx-bpf: phase %s %lld\n", what, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
 int do_run(int argc, char **argv)
 {
 	struct run_opts o = {};
@@ -926,6 +944,7 @@ int do_run(int argc, char **argv)
 	__u64 lost = 0;
 	pid_t child;
 
+	phase("start");
 	err = parse_run_opts(argc, argv, &o);
 	if (!err)
 		err = load_policy(&o);
@@ -949,9 +968,11 @@ int do_run(int argc, char **argv)
 		}
 	}
 
+	phase("policy");
 	l = open_programs(&o.policy, &pinned);
 	if (!l)
 		goto out;
+	phase("programs");
 	if (pinned) {
 		policy_id = loader__new_policy_id(l);
 		ret = recompile_net(&o, policy_id);
@@ -979,6 +1000,7 @@ int do_run(int argc, char **argv)
 	if (!pinned && cg.root_fd >= 0 && loader__set_scope(l, cg.root_fd))
 		p_warn("cannot limit the hooks to %s/..: every task pays a lookup per cgroup level",
 		       SBX_CGROUP_ROOT_NAME);
+	phase("cgroup");
 	err = fs_compile(&o.policy, policy_id, &rules);
 	if (!err)
 		err = fs_install(l, &rules);
@@ -994,10 +1016,12 @@ int do_run(int argc, char **argv)
 	}
 	net_installed = true;
 	sb_flags = (o.audit ? SBX_SANDBOX_AUDIT : 0) | o.net.sandbox_flags;
+	phase("rules");
 	dns.l = l;
 	dns.pinned = pinned;
 	if (start_dns(&dns, &o, &cg, &sb_flags))
 		goto out;
+	phase("dns");
 	sb = (struct sbx_sandbox){ .policy_id = policy_id, .flags = sb_flags,
 				   .any_depth_mask = rules.any_depth_mask,
 				   .dns_port4 = dns.port4, .dns_port6 = dns.port6 };
@@ -1014,6 +1038,7 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	registered = true;
+	phase("sandbox");
 	start_record(l, &sink);
 	if (pinned) {
 		feed_open(&feed, cg.id);
@@ -1048,7 +1073,9 @@ int do_run(int argc, char **argv)
 		ret = 127;
 		goto out;
 	}
+	phase("spawned");
 	status = supervise(child, rb, &feed, sfd, &tw, &cg, &sink, &o, dns.r);
+	phase("exited");
 	watch_check(&tw, &cg, &sink);	/* what happened just before the end */
 	ret = run_status(status, &tw, &sink);
 out:
@@ -1107,5 +1134,6 @@ out:
 	watch_close(&tw);
 	loader__destroy(l);
 	policy_free(&o.policy);
+	phase("done");
 	return ret;
 }

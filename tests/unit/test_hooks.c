@@ -376,6 +376,9 @@ static void test_verifier_reason(void **state)
 	reason_of("verifier-7.3.4-bpf.log", r, sizeof(r));
 	assert_string_equal(r, "At program exit the register R0 has unknown scalar value should have been in "
 			       "[-4095, 0]");
+	/* A message that starts with a register ("R6 invalid …") is one; "R6_w=…" is state. */
+	reason_of("verifier-6.1-global-func-null.log", r, sizeof(r));
+	assert_string_equal(r, "R6 invalid mem access 'mem_or_null'");
 	loader__verifier_reason("", r, sizeof(r));
 	assert_string_equal(r, "refused by the verifier (no reason in its log)");
 }
