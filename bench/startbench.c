@@ -132,8 +132,10 @@ static int run_once(char **argv, int argc, long index, int out_fd, double *ms)
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
 
-		if (null >= 0)
+		if (null >= 0 && null != 0) {
 			dup2(null, 0);
+			close(null);
+		}
 		dup2(out_fd, 1);
 		dup2(out_fd, 2);
 		execvp(args[0], args);
@@ -226,7 +228,12 @@ int main(int argc, char **argv)
 	argv += optind;
 	argc -= optind;
 
-	out_fd = mkstemp(tmpl);
+	/*
+	 * Close-on-exec: the command gets it as stdout and stderr only. A stray
+	 * descriptor would be one `sbx-bpf run` must have judged on use, turning
+	 * file_permission on for the run (what a shell that leaks one costs).
+	 */
+	out_fd = mkostemp(tmpl, O_CLOEXEC);
 	if (out_fd < 0) {
 		fprintf(stderr, "startbench: scratch file %s: %s\n", tmpl, strerror(errno));
 		return 1;

@@ -265,10 +265,21 @@ SBX_SHARED struct {
  */
 SBX_SHARED struct sbx_outside outside_tab;
 
+/*
+ * The table's words are read and written once each, in program order:
+ * volatile accesses, and a compiler barrier where the order matters (the
+ * JIT keeps BPF's order; x86 keeps it between CPUs).
+ */
+#define sbx_barrier()		asm volatile("" ::: "memory")
+#define OUTSIDE_WORD(w)		(*(volatile __u64 *)&(w))
+
 /* Is cgroup @id known to be under no sandbox, as of @gen? */
 static __always_inline bool outside_known(__u64 id, __u64 gen)
 {
-	return outside_tab.gen == gen && outside_tab.cgid[id & (SBX_OUTSIDE_SLOTS - 1)] == id;
+	if (OUTSIDE_WORD(outside_tab.gen) != gen)
+		return false;
+	sbx_barrier();	/* the slot after the generation: a reset clears slots first */
+	return OUTSIDE_WORD(outside_tab.cgid[id & (SBX_OUTSIDE_SLOTS - 1)]) == id;
 }
 
 #ifdef SBX_DEFINE_MAPS
@@ -277,14 +288,16 @@ static __noinline void outside_keep(__u64 id, __u64 gen)
 {
 	if (__sync_val_compare_and_swap(&outside_tab.lock, 0, 1) != 0)
 		return;
-	if (outside_tab.gen < gen) {
+	if (OUTSIDE_WORD(outside_tab.gen) < gen) {
 		for (int i = 0; i < SBX_OUTSIDE_SLOTS; i++)
-			outside_tab.cgid[i] = 0;
-		outside_tab.gen = gen;
+			OUTSIDE_WORD(outside_tab.cgid[i]) = 0;
+		sbx_barrier();	/* slots cleared before the new generation shows */
+		OUTSIDE_WORD(outside_tab.gen) = gen;
 	}
-	if (outside_tab.gen == gen)
-		outside_tab.cgid[id & (SBX_OUTSIDE_SLOTS - 1)] = id;
-	outside_tab.lock = 0;
+	if (OUTSIDE_WORD(outside_tab.gen) == gen)
+		OUTSIDE_WORD(outside_tab.cgid[id & (SBX_OUTSIDE_SLOTS - 1)]) = id;
+	sbx_barrier();	/* every store above before the lock is let go */
+	OUTSIDE_WORD(outside_tab.lock) = 0;
 }
 #endif
 

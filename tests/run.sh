@@ -92,9 +92,17 @@ layer_fuzz() {
 	local bins bin
 	bins=$(bins_in "$BUILD/fuzz" "fuzz_*")
 	[ -n "$bins" ] || { echo "FAIL fuzz/build (nothing in $BUILD/fuzz: run 'make fuzz-build')"; return; }
+	# Two at a time (one per core of the build machine), outputs kept apart and shown in order.
+	local n=0 tmp
+	tmp=$(mktemp -d)
 	for bin in $bins; do
-		run_fuzzer "$bin"
+		run_fuzzer "$bin" >"$tmp/$n" 2>&1 &
+		n=$((n + 1))
+		[ $((n % ${SBX_FUZZ_JOBS:-2})) -ne 0 ] || wait
 	done
+	wait
+	cat "$tmp"/* 2>/dev/null
+	rm -rf "$tmp"
 }
 layer_vm() { "$ROOT/scripts/vm.sh" test; }
 

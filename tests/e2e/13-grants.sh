@@ -4,7 +4,7 @@
 # revoke takes effect at once; a grant never opens what the mandatory set
 # protects, nor an address the policy denies; a bad TTL changes nothing; a
 # re-attach keeps grants, detach ends them.
-# e2e: programs=own
+# e2e: programs=pinned
 . /sbx/tests/e2e/lib.sh
 
 CG=/sys/fs/cgroup/e2e-grants
@@ -186,5 +186,4 @@ check detach/connect-grant-gone "$(probe connect 127.0.0.5 8081)" EACCES
 sbx-bpf detach "$CG"
 
 kill "$HTTP" "$D" 2>/dev/null; wait "$HTTP" "$D" 2>/dev/null
-sbx-bpf unload
 rmdir "$CG" 2>/dev/null

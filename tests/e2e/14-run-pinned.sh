@@ -3,7 +3,7 @@
 # shared counter), each run's resolver gets its sandbox's DNS (ports in the
 # sandbox entry), events come back through the daemon's socket, and a run
 # that ends leaves nothing in the shared maps.
-# e2e: programs=own
+# e2e: programs=pinned
 . /sbx/tests/e2e/lib.sh
 cd "$W"
 
@@ -128,11 +128,6 @@ kill "$D"; wait "$D" 2>/dev/null
 out=$(sbx-bpf run --deny-read "$W/data/a" -- sbx-probe open "$W/data/a" 2>"$W/nod.err")
 check no-daemon/enforced "$out" EACCES
 grep -q "no sbx-bpf daemon answers" "$W/nod.err" && pass no-daemon/said || fail no-daemon/said "$(cat "$W/nod.err")"
-sbx-bpf unload
-
-# Nothing pinned: run loads its own programs, as before.
-out=$(sbx-bpf run --deny-read "$W/data/a" -- sbx-probe open "$W/data/a" 2>/dev/null)
-check own-programs/enforced "$out" EACCES
 
 kill "$HTTP" "$(cat "$W/dnsmasq.pid")" 2>/dev/null
 cp "$W/resolv.conf.orig" /etc/resolv.conf 2>/dev/null

@@ -5,7 +5,7 @@
 # a restarted daemon adopts the cgroup with a new resolver; a re-attach
 # restarts it with the new rules, or stops it; detach stops it; and an
 # attach with domain rules while no daemon runs changes nothing.
-# e2e: programs=own
+# e2e: programs=pinned
 . /sbx/tests/e2e/lib.sh
 cd "$W"
 
@@ -151,7 +151,6 @@ check no-daemon/not-attached "$(sbx-bpf list --json | jq "[.[] | select(.cgroup_
 [ -e "$rec" ] && fail no-daemon/no-record "$(cat "$rec")" || pass no-daemon/no-record
 check no-daemon/cgroup-unconfined "$(inside sbx-probe connect 127.0.0.3 8080 2>/dev/null)" OK
 
-sbx-bpf unload
 kill "$HTTP" "$(cat "$W/dnsmasq.pid")" 2>/dev/null
 cp "$W/resolv.conf.orig" /etc/resolv.conf 2>/dev/null
 rmdir "$CG" 2>/dev/null

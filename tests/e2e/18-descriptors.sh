@@ -4,7 +4,7 @@
 # kernel remembers for 10 ms only; `run`'s stdin, stdout and stderr, opened
 # by its caller, are not judged; other inherited descriptors and an attached
 # process's redirects are.
-# e2e: programs=own
+# e2e: programs=pinned
 . /sbx/tests/e2e/lib.sh
 
 CG=/sys/fs/cgroup/e2e-fd
@@ -77,8 +77,6 @@ check_json attach-redirect/event "$W/ev.json" \
 	"any(.[]; .op == \"write\" and .path == \"$W/protected/attached\" and .descriptor == \"use\")"
 sbx-bpf detach "$CG" 2>>"$W/a.err"
 check detach/exit "$?" 0
-kill "$D"; wait "$D" 2>/dev/null
-sbx-bpf unload
 
 # run's stdio is its caller's: a redirect into a file the policy does not let
 # the sandbox write, stdin from a read-denied file. fd 3, inherited the same
@@ -97,4 +95,5 @@ check_json run-stdio/fd3-event "$W/run.json" \
 	"any(.[]; .op == \"write\" and .path == \"$W/protected/fd3\" and .descriptor == \"use\")"
 check_json run-stdio/no-stdio-event "$W/run.json" \
 	"all(.[]; .path != \"$W/protected/stdout\" and .path != \"$W/data/f\")"
+kill "$D"; wait "$D" 2>/dev/null
 rmdir "$CG" 2>/dev/null

@@ -6,7 +6,7 @@
 # out again goes free; and all of it from many CPUs' caches at once (the
 # VM has two). Descriptor uses (file_permission) are judged only while a
 # sandbox needs it: status and list say when.
-# e2e: programs=own
+# e2e: programs=pinned
 . /sbx/tests/e2e/lib.sh
 
 CG=/sys/fs/cgroup/e2e-cache
@@ -131,5 +131,4 @@ check run-clean/enforced "$out" EACCES
 check run-clean/never-judging "$(judging)" false
 
 kill "$D"; wait "$D" 2>/dev/null
-sbx-bpf unload
 rmdir "$CG" 2>/dev/null

@@ -9,8 +9,8 @@ pass() { echo "PASS $T/$1" >>"$LOG"; }
 fail() { echo "FAIL $T/$1: $2" >>"$LOG"; echo "FAIL $T/$1: $2" >&2; }
 
 # A file run on the shared programs (init.sh) fails loudly when they are not there:
-# its runs would load their own or refuse, and prove nothing about the shared set.
-if [ "${SBX_PROGRAMS:-}" = shared ] && [ ! -e /sys/fs/bpf/sbx/meta ]; then
+# its runs and daemons would load their own, and prove nothing about the shared set.
+if { [ "${SBX_PROGRAMS:-}" = shared ] || [ "${SBX_PROGRAMS:-}" = pinned ]; } && [ ! -e /sys/fs/bpf/sbx/meta ]; then
 	fail programs-loaded "the shared programs are not pinned at /sys/fs/bpf/sbx (see vm/shared-programs-loaded)"
 fi
 

@@ -73,42 +73,67 @@ run_one() {
 # their events through it). A set that does not load fails loudly, here and
 # in every file that needed it (lib.sh checks the pin).
 SHARED_PID=
+# $1: "load" the first time (the set is loaded and pinned), "adopt" after a
+# file that ran its own daemon on the pinned set (nothing loads).
 shared_start() {
 	t0=$(date +%s)
-	sbx-bpf daemon --events /tmp/shared-daemon.jsonl 2>/tmp/shared-daemon.err &
+	sbx-bpf daemon --events /tmp/shared-daemon.jsonl 2>>/tmp/shared-daemon.err &
 	SHARED_PID=$!
 	i=0
 	while [ ! -S /run/sbx-bpf/events.sock ] && kill -0 $SHARED_PID 2>/dev/null && [ $i -lt 3000 ]; do
 		sleep 0.1; i=$((i + 1))
 	done
 	if [ -S /run/sbx-bpf/events.sock ] && [ -e /sys/fs/bpf/sbx/meta ]; then
-		echo "PASS vm/shared-programs-loaded" >"$SBX_RESULTS"
+		[ "$1" = load ] && echo "PASS vm/shared-programs-loaded" >"$SBX_RESULTS"
 	else
-		echo "FAIL vm/shared-programs-loaded: $(tr '\n' ' ' </tmp/shared-daemon.err | head -c 1500)" >"$SBX_RESULTS"
+		echo "FAIL vm/shared-programs-${1}ed: $(tr '\n' ' ' </tmp/shared-daemon.err | tail -c 1500)" >"$SBX_RESULTS"
 	fi
-	echo "INFO vm/shared-programs-load took $(($(date +%s) - t0)) s (guest clock)" >"$SBX_RESULTS"
+	[ "$1" = load ] &&
+		echo "INFO vm/shared-programs-load took $(($(date +%s) - t0)) s (guest clock)" >"$SBX_RESULTS"
+	return 0
+}
+# The shared daemon stops; the set stays pinned (and enforcing) for a file
+# whose own daemon adopts it. A daemon such a file left behind goes too.
+shared_pause() {
+	[ -n "$SHARED_PID" ] && kill "$SHARED_PID" 2>/dev/null && wait "$SHARED_PID" 2>/dev/null
+	SHARED_PID=
+	pid=$(cat /run/sbx-bpf/daemon.pid 2>/dev/null)
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && sleep 1
+	return 0
 }
 shared_stop() {
-	[ -n "$SHARED_PID" ] || return 0
-	kill "$SHARED_PID" 2>/dev/null
-	wait "$SHARED_PID" 2>/dev/null
-	SHARED_PID=
+	shared_pause
 	sbx-bpf unload >/dev/null 2>&1
 }
 
-# Files that say "# e2e: programs=own" manage the programs themselves (their
-# own daemon, or `run` loading its own: the daemon-less path); they run
-# first, with nothing pinned. The others share one set.
+# "# e2e: programs=own": the file loads the programs itself (its own daemon,
+# or `run` loading its own: the daemon-less path, loads that must succeed
+# or fail on their own), with nothing pinned; these run first.
+# "# e2e: programs=pinned": the file runs daemons of its own (its options,
+# its events file, kill -9 and restarts) on the boot's pinned set, which
+# they adopt instead of loading the programs again; it leaves the set
+# pinned, with nothing of its own attached.
+# Any other file shares the pinned set and the daemon init.sh runs.
 run_suite() {
 	echo "SUITE-START $(uname -r)" >"$SBX_RESULTS"
-	own= shared=
+	own= pinned= shared=
 	for t in /sbx/tests/e2e/[0-9]*.sh /sbx/tests/escape/[0-9]*.sh; do
 		name=$(basename "$t" .sh)
 		case " ${SBX_TESTS:-$name} " in *" $name "*) ;; *) continue ;; esac
-		if grep -q '^# e2e: programs=own' "$t"; then own="$own $t"; else shared="$shared $t"; fi
+		case $(grep -m1 '^# e2e: programs=' "$t") in
+		*=own) own="$own $t" ;;
+		*=pinned) pinned="$pinned $t" ;;
+		*) shared="$shared $t" ;;
+		esac
 	done
 	for t in $own; do run_one "$t" own; done
-	[ -n "$shared" ] && shared_start
+	[ -n "$shared$pinned" ] && shared_start load
+	for t in $pinned; do
+		shared_pause
+		run_one "$t" pinned
+		shared_pause
+		shared_start adopt
+	done
 	for t in $shared; do run_one "$t" shared; done
 	shared_stop
 	echo "SUITE-DONE" >"$SBX_RESULTS"
