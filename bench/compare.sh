@@ -240,4 +240,4 @@ echo "read /, write $B, TCP to $ADDR:$PORT; only sbx-bpf also has denyRead rules
 echo "bubblewrap cannot deny beneath an allowed directory) and limits UDP (Landlock has no UDP rules,"
 echo "bubblewrap no per-address rules)."
 echo "Figures are from QEMU TCG (emulated CPU): only the ratios mean anything."
-echo "Reproduce: SBX_BENCH_ONLY=compare make bench KERNEL=$(uname -r | cut -d. -f1,2)"
+echo "Reproduce: SBX_BENCH_ONLY=compare make bench KERNEL=$(matrix_kernel)"

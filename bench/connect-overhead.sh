@@ -193,4 +193,4 @@ echo
 echo "ratio = ops/s relative to baseline; overhead = extra time per socket+connect+close;"
 echo "spread = (max - min) / median over the $ROUNDS rounds: overheads below it are noise."
 echo "Figures are from QEMU TCG (emulated CPU): only the ratios mean anything."
-echo "Reproduce: make bench KERNEL=$(uname -r | cut -d. -f1,2)"
+echo "Reproduce: make bench KERNEL=$(matrix_kernel)"

@@ -26,6 +26,10 @@
 #   inside-10       the loops in `run` under 10 denyRead rules (on the
 #                   daemon's programs: each launch loads nothing)
 #   inside-10000    the same under 10,000
+#   inside-N-without-HOOK  (not in the default set) inside-N on programs
+#                   `run` loads itself with HOOK's left out
+#                   (SBX_TEST_DROP_HOOKS, accepted by name): inside-N minus
+#                   this is what HOOK's program adds, a per-hook breakdown
 # Loops (SBX_BENCH_COST_LOOPS): open (open+close of three files), stat
 # (stat+open+close), create (create+close+unlink in an allowWrite
 # directory), read (1-byte pread through open descriptors), tcp
@@ -83,6 +87,10 @@ in_cond() {
 	baseline | outside-*) "$@" ;;
 	floor) noop-lsm -- "$@" ;;
 	landlock) landlock-run --read / --write /tmp --write /dev ${LANDLOCK_TCP:+--connect-tcp $PORT} -- "$@" ;;
+	inside-*-without-*)
+		h=${cond##*-without-} n=${cond#inside-}
+		SBX_TEST_DROP_HOOKS=$h sbx-bpf run --accept-missing "$h" --name bench-cost \
+			--policy "$B/policy-${n%%-without-*}.json" -- "$@" ;;
 	inside-*) sbx-bpf run --name bench-cost --policy "$B/policy-${cond#inside-}.json" -- "$@" ;;
 	esac
 }
@@ -91,6 +99,7 @@ in_cond() {
 cond_setup() {
 	case $1 in
 	outside-run) holder_start "$B/policy-10.json" || fail "outside-run: no holder sandbox" ;;
+	inside-*-without-*) ;;	# run loads its own, without the hook
 	inside-*) daemon_start ;;
 	outside-daemon | outside-judging)
 		daemon_start
@@ -218,4 +227,4 @@ done
 echo
 echo "Spread (max - min) / median over the rounds, worst cell: $(for f in "$B"/ipo-*; do
 	stat_of "$f" | awk '{ print $2 }'; done | sort -n | tail -1)%"
-echo "Reproduce: SBX_BENCH_ONLY=cost make bench KERNEL=$(uname -r | cut -d. -f1,2)"
+echo "Reproduce: SBX_BENCH_ONLY=cost make bench KERNEL=$(matrix_kernel)"

@@ -197,4 +197,4 @@ echo "'throttled' record), lost (ring buffer full). lines: JSON lines the daemon
 echo "coalescing summaries, throttled records). cpu/100k: the daemon's utime+stime over the flood and"
 echo "its drain, per 100,000 lines. paths: distinct cycles over $NFILES files, same opens one."
 echo "Figures are from QEMU TCG (emulated CPU): rates are emulated; the fates' shares are not."
-echo "Reproduce: SBX_BENCH_ONLY=events make bench KERNEL=$(uname -r | cut -d. -f1,2)"
+echo "Reproduce: SBX_BENCH_ONLY=events make bench KERNEL=$(matrix_kernel)"

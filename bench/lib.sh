@@ -154,3 +154,11 @@ overhead_table() {
 
 # "/proc/meminfo KEY" in kB.
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+
+# The running kernel as scripts/vm.sh names it (6.1, 6.12, 7.x), for "Reproduce:" lines.
+matrix_kernel() {
+	case $(uname -r) in
+	[7-9].*) echo 7.x ;;
+	*) uname -r | cut -d. -f1,2 ;;
+	esac
+}

@@ -202,4 +202,4 @@ echo "memlock is the kernel's account of each map (from Linux 6.4 it follows the
 echo "hash maps; before, it is fixed by max_entries, so its delta is 0); Slab+Percpu is the whole"
 echo "kernel's, so it includes the attach processes' passing allocations and the records' inodes."
 echo "Figures are from QEMU TCG (emulated CPU): times are emulated; counts and bytes are not."
-echo "Reproduce: SBX_BENCH_ONLY=scale make bench KERNEL=$(uname -r | cut -d. -f1,2)"
+echo "Reproduce: SBX_BENCH_ONLY=scale make bench KERNEL=$(matrix_kernel)"

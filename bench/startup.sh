@@ -165,7 +165,7 @@ fi
 # Where one run's start-up goes (SBX_TRACE_PHASES: run prints its clock at each phase's end).
 phases() {
 	SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>&1 >/dev/null |
-		awk '$2 == "phase" { if (prev) printf "  %-9s %12.3f ms\n", $3, ($4 - prev) / 1e6; prev = $4 }'
+		awk '$2 == "phase" { if (prev) printf "  %-12s %12.3f ms\n", $3, ($4 - prev) / 1e6; prev = $4 }'
 }
 echo
 echo "## One run's phases, daemon running (each phase's time from the end of the one before)"
@@ -174,4 +174,4 @@ phases
 unload_all
 echo "## The same, own programs"
 phases
-echo "Reproduce: SBX_BENCH_ONLY=startup make bench KERNEL=$(uname -r | cut -d. -f1,2)"
+echo "Reproduce: SBX_BENCH_ONLY=startup make bench KERNEL=$(matrix_kernel)"

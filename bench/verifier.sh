@@ -22,4 +22,4 @@ awk '$1 == "program" { t = 1; next } t && $1 == "total" { exit } t && NF >= 7 {
 	END { printf "\n%d programs; the largest, %s, processed %d instructions (%.1f%% of the limit)\n",
 		n, name, max, max / 10000 }' "$B/out"
 echo "verify_us is emulated time under QEMU TCG; instruction and state counts are the kernel's own."
-echo "Reproduce: SBX_BENCH_ONLY=verifier make bench KERNEL=$(uname -r | cut -d. -f1,2)"
+echo "Reproduce: SBX_BENCH_ONLY=verifier make bench KERNEL=$(matrix_kernel)"

@@ -1086,6 +1086,7 @@ out:
 	 */
 	snprintf(cg_path, sizeof(cg_path), "%s", cg.path);
 	survivors = cgroup_destroy(&cg) != 0;
+	phase("cgroup-gone");
 	if (survivors)
 		p_err("processes survive in the sandbox cgroup %s and are no longer confined; "
 		      "kill them with: echo 1 > %s/cgroup.kill", cg_path, cg_path);
@@ -1099,6 +1100,7 @@ out:
 		feed_close(&feed);
 	if (feed.fd >= 0)
 		feed_drain(&feed, &sink);
+	phase("events");
 	if (registered) {
 		loader__remove_sandbox(l, cg.id);
 		if (sb.flags & SBX_SANDBOX_FD_JUDGE)
@@ -1119,8 +1121,10 @@ out:
 	if (pinned && dns.r)
 		state_remove(SBX_DNS_COUNTS_DIR, cg.id);
 	dns_close(dns.r);
+	phase("entries");
 	if (pinned && registered)
 		loader__purge_dns(l, cg.id);	/* the shared map keeps nothing of a sandbox that went */
+	phase("dns-purged");
 	net_compiled_free(&o.net);
 	fs_compiled_free(&rules);
 	free(o.flag_rules);
@@ -1132,6 +1136,7 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	watch_close(&tw);
+	phase("closed");
 	loader__destroy(l);
 	policy_free(&o.policy);
 	phase("done");
