@@ -58,11 +58,12 @@ say "Outside the sandbox nothing changed:"
 cat /root/.ssh/id_rsa /root/.bashrc
 ls -a /work/agent/repo/.git
 
-# What the demo promised, checked: the four denials as events, nothing changed outside.
+# What the demo promised, checked: the four denials as events, nothing changed outside. The
+# hook is refused at `mkdir .git/hooks` already (the clone has no templates), or at the file.
 denials=$(jq -s '[.[] | select(.type == "violation" and .verdict == "denied")] | length' /tmp/events.jsonl 2>/dev/null)
 [ "${denials:-0}" -ge 4 ] || demo_fail "expected at least 4 denial events, got ${denials:-none}"
 for want in '.path == "/root/.ssh/id_rsa" and .op == "read"' '.path == "/root/.bashrc"' \
-	'(.path // "") | endswith(".git/hooks/post-checkout")'; do
+	'(.path // "") | test("/[.]git/hooks(/post-checkout)?$")'; do
 	jq -se "any(.[]; $want)" /tmp/events.jsonl >/dev/null 2>&1 || demo_fail "no event with $want"
 done
 grep -q evil /root/.bashrc && demo_fail "~/.bashrc was changed"
