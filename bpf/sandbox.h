@@ -571,14 +571,14 @@ static __always_inline bool judge_memory(struct judge *j)
 }
 
 /* 1: sandboxed, go on judging; 0: not sandboxed; -EACCES: cannot judge (no memory). */
-static __always_inline int judge_begin_as(struct judge *j, bool known_inside)
+static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 {
 	/*
 	 * Task state and working memory only for sandboxed tasks: look before
-	 * creating them. @known_inside: the caller's short way already let the
-	 * outside go (file_permission, whose frame has no room for it here).
+	 * creating them. @outside_checked: the caller's short way already let
+	 * the outside go (file_permission, whose frame has no room for it here).
 	 */
-	if ((!known_inside && task_outside()) || !current_chain_n())
+	if ((!outside_checked && task_outside()) || !current_chain_n())
 		return 0;
 	if (!judge_memory(j)) {
 		/* No memory to judge with (or every slot of this CPU taken): fail closed; the lost event is counted. */

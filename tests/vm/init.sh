@@ -92,14 +92,18 @@ shared_start() {
 		echo "INFO vm/shared-programs-load took $(($(date +%s) - t0)) s (guest clock)" >"$SBX_RESULTS"
 	return 0
 }
+# A daemon a test file or benchmark left running (the lock file's pid) goes.
+stop_left_daemon() {
+	pid=$(cat /run/sbx-bpf/daemon.pid 2>/dev/null)
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && sleep 1
+	return 0
+}
 # The shared daemon stops; the set stays pinned (and enforcing) for a file
 # whose own daemon adopts it. A daemon such a file left behind goes too.
 shared_pause() {
 	[ -n "$SHARED_PID" ] && kill "$SHARED_PID" 2>/dev/null && wait "$SHARED_PID" 2>/dev/null
 	SHARED_PID=
-	pid=$(cat /run/sbx-bpf/daemon.pid 2>/dev/null)
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && sleep 1
-	return 0
+	stop_left_daemon
 }
 shared_stop() {
 	shared_pause
@@ -159,9 +163,8 @@ run_benches() {
 		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 			echo "FAIL bench/$b/timeout (killed after ${SBX_BENCH_TIMEOUT:-1200}s)"
 		fi
-		# What a failed or killed benchmark left: its daemon (the lock file's pid), the pinned set.
-		pid=$(cat /run/sbx-bpf/daemon.pid 2>/dev/null)
-		[ -n "$pid" ] && kill "$pid" 2>/dev/null && sleep 1
+		# What a failed or killed benchmark left: its daemon, the pinned set.
+		stop_left_daemon
 		[ ! -e /sys/fs/bpf/sbx ] || sbx-bpf unload >/dev/null 2>&1
 		echo
 	done
