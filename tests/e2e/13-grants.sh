@@ -15,12 +15,6 @@ inside() { sh -c 'echo $$ >'"$CG"'/cgroup.procs && exec "$@"' sh "$@"; }
 probe() { inside sbx-probe "$@" 2>/dev/null; }
 rec=/run/sbx-bpf/sandboxes/$(stat -c %i "$CG").json
 states() { sbx-bpf grants "$CG" --json | jq -r '[.[] | "\(.id):\(.state)"] | join(" ")'; }
-# wait_event NAME FILE FILTER: up to 5 s for an event matching FILTER in FILE.
-wait_event() {
-	i=0
-	while [ $i -lt 50 ] && [ "$(jq -s "$3" "$2" 2>/dev/null)" != true ]; do sleep 0.1; i=$((i + 1)); done
-	check_json "$1" "$2" "$3"
-}
 
 sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
 D=$!

@@ -27,12 +27,6 @@ wait_resolvers() {
 	while [ "$(resolvers | jq length)" != "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	resolvers | jq length
 }
-# wait_event NAME FILE FILTER: up to 5 s for an event matching FILTER in FILE.
-wait_event() {
-	i=0
-	while [ $i -lt 50 ] && [ "$(jq -s "$3" "$2" 2>/dev/null)" != true ]; do sleep 0.1; i=$((i + 1)); done
-	check_json "$1" "$2" "$3"
-}
 
 # Upstream DNS (TTL 60 s); the configured server does not exist: steering makes that irrelevant.
 dnsmasq --no-resolv --no-hosts --listen-address=127.0.0.1 --bind-interfaces --port=53 \

@@ -1,6 +1,7 @@
 # The question every task asks on every hook, "am I in a sandbox?", is
-# answered for most of them from a per-CPU cache of cgroups known to be in
-# none (bpf/sandbox.h outside_known). The cache must never outlive what it
+# answered for most of them from a cache of cgroups known to be in none
+# (bpf/sandbox.h outside_known). Each denial below is checked for its
+# errno and its event. The cache must never outlive what it
 # says: a cgroup the cache knows as outside, attached, is judged at once; a
 # cgroup made below an attached one after the attach is judged; one moved
 # out again goes free; and all of it from many CPUs' caches at once (the
@@ -62,6 +63,13 @@ check attach/every-cpu-denies "$ok" 10
 # A cgroup made below the attached one, after the attach: a new id, never cached, judged.
 mkdir "$CG/sub"
 check below/new-child-denied "$(in_cg "$CG/sub" sbx-probe open "$W/data/secret")" EACCES
+CGID=$(stat -c %i "$CG")
+wait_event attach/cached-cgroup-event "$W/ev.json" \
+	"any(.[]; .type == \"violation\" and .op == \"read\" and .path == \"$W/data/secret\" and .errno == 13 and
+	 .cgroup_id == $CGID and .sandbox_cgroup_id == $CGID)"
+wait_event below/new-child-event "$W/ev.json" \
+	"any(.[]; .type == \"violation\" and .op == \"read\" and .path == \"$W/data/secret\" and .errno == 13 and
+	 .cgroup_id == $(stat -c %i "$CG/sub") and .sandbox_cgroup_id == $CGID)"
 # Attached without --fresh: descriptor uses are judged, and status and list say so.
 check judging/attach-turns-on "$(judging)" true
 check judging/list "$(sbx-bpf list --json | jq -r '.[0].judges_descriptor_uses')" true

@@ -25,6 +25,13 @@ check_json() {
 	fail "$1" "jq '$3' on $(wc -l <"$2") event(s) gave '$got'; events: $(head -c 600 "$2")"
 }
 
+# wait_event NAME FILE FILTER: up to 5 s for the daemon to write an event matching FILTER to FILE.
+wait_event() {
+	i=0
+	while [ $i -lt 50 ] && [ "$(jq -s "$3" "$2" 2>/dev/null)" != true ]; do sleep 0.1; i=$((i + 1)); done
+	check_json "$1" "$2" "$3"
+}
+
 # Wait up to $2 tenths of a second for file $1.
 wait_for() {
 	i=0
