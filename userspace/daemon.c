@@ -775,7 +775,7 @@ static void serve_second(struct sbx_loader *l, struct event_sink *sink, struct d
 	sync_resolvers(out->rs);
 	/* A run killed with -9 cannot take descriptor judging away after itself: this does. */
 	if (time(NULL) % 10 == 0 && loader__fd_judging(l))
-		loader__fd_judging_settle(l);
+		loader__fd_judging_sweep(l);
 }
 
 static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_out *out)

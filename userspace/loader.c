@@ -62,8 +62,11 @@ struct sbx_loader {
 	int steer_link[NR_STEER];	/* BPF link fds on the sandbox cgroup; -1: none */
 	struct hook_gaps gaps;		/* what this set lacks (loader__gaps) */
 	int fdj_prog;			/* file_permission's program (adopted sets); -1: none */
+	int fdj_hold;			/* the judging lock, held from judging on to the sandbox written */
 	char pin_dir[PATH_MAX];		/* where an adopted or pinned set lives; "" for our own */
 };
+
+static void fdj_release(struct sbx_loader *l);
 
 static struct sbx_loader *loader_alloc(void)
 {
@@ -75,7 +78,7 @@ static struct sbx_loader *loader_alloc(void)
 		l->fd[i] = -1;
 	for (int i = 0; i < NR_STEER; i++)
 		l->steer_fd[i] = l->steer_link[i] = -1;
-	l->fdj_prog = -1;
+	l->fdj_prog = l->fdj_hold = -1;
 	return l;
 }
 
@@ -425,6 +428,7 @@ void loader__destroy(struct sbx_loader *l)
 		if (l->bss_len)
 			munmap(l->bss, l->bss_len);
 	}
+	fdj_release(l);
 	sbx_bpf__destroy(l->skel);
 	free(l);
 }
@@ -483,6 +487,7 @@ int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandb
 			bpf_map_delete_elem(l->fd[M_SANDBOX_STATS], &cgid);
 		return err;
 	}
+	fdj_release(l);
 	/* Other processes register sandboxes in the same (pinned) object: atomically. */
 	__atomic_add_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
 	/*
@@ -1173,14 +1178,14 @@ int loader__steer_age(const char *dir, __u64 cgid, long *seconds)
  * another has just found in place. Sets of our own have no one to share
  * with: -1, nothing to unlock.
  */
-static int fdj_lock(const struct sbx_loader *l)
+static int fdj_lock(const struct sbx_loader *l, int how)
 {
 	int fd;
 
 	if (!l->pin_dir[0])
 		return -1;
 	fd = open(l->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0 && flock(fd, LOCK_EX)) {
+	if (fd >= 0 && flock(fd, how)) {
 		close(fd);
 		fd = -1;
 	}
@@ -1191,6 +1196,13 @@ static void fdj_unlock(int fd)
 {
 	if (fd >= 0)
 		close(fd);	/* the lock goes with the last descriptor */
+}
+
+/* The sandbox that wanted judging is written (or never will be): others may settle again. */
+static void fdj_release(struct sbx_loader *l)
+{
+	fdj_unlock(l->fdj_hold);
+	l->fdj_hold = -1;
 }
 
 bool loader__fd_judging(const struct sbx_loader *l)
@@ -1263,22 +1275,45 @@ static bool fdj_wanted(struct sbx_loader *l)
 	return false;
 }
 
+/*
+ * The link goes in some time before the sandbox that wants it is written:
+ * until then no other process may find it unwanted and take it away, so
+ * the lock stays held until the sandbox entry is written (add_sandbox,
+ * replace_sandbox), the attempt settles, or the loader goes.
+ */
 int loader__fd_judging_on(struct sbx_loader *l)
 {
-	int lock = fdj_lock(l), err = fdj_attach(l);
+	int err;
 
+	if (l->fdj_hold < 0)
+		l->fdj_hold = fdj_lock(l, LOCK_EX);
+	err = fdj_attach(l);
+	if (err)
+		fdj_release(l);
+	return err;
+}
+
+static int fdj_settle(struct sbx_loader *l, int how)
+{
+	int lock = l->fdj_hold >= 0 ? l->fdj_hold : fdj_lock(l, how), err = 0;
+
+	l->fdj_hold = -1;
+	if (lock < 0 && l->pin_dir[0])
+		return -EAGAIN;		/* another process is on its way to a sandbox that wants it */
+	if (!fdj_wanted(l))
+		err = fdj_detach(l);
 	fdj_unlock(lock);
 	return err;
 }
 
 int loader__fd_judging_settle(struct sbx_loader *l)
 {
-	int lock = fdj_lock(l), err = 0;
+	return fdj_settle(l, LOCK_EX);
+}
 
-	if (!fdj_wanted(l))
-		err = fdj_detach(l);
-	fdj_unlock(lock);
-	return err;
+int loader__fd_judging_sweep(struct sbx_loader *l)
+{
+	return fdj_settle(l, LOCK_EX | LOCK_NB);
 }
 
 bool loader__adopted(const struct sbx_loader *l)
@@ -1302,7 +1337,10 @@ int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb
 /* Switch @cgid to another policy in one map update: no moment without one. */
 int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
 {
-	return bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_EXIST) ? -errno : 0;
+	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_EXIST))
+		return -errno;
+	fdj_release(l);
+	return 0;
 }
 
 int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb)

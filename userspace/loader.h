@@ -159,11 +159,16 @@ int loader__steer_age(const char *dir, __u64 cgid, long *seconds);
  * attaches it (before the flag is set: no moment with the flag but no
  * program); loader__fd_judging_settle detaches it when no sandbox has the
  * flag any more (after one went). On a pinned set both hold a lock on the
- * set, and the link is pinned (links/fs_file_permission). 0 or -errno
- * (-ENOENT: this set has no such program, a gap).
+ * set, and the link is pinned (links/fs_file_permission); _on keeps the
+ * lock until the sandbox entry that wants judging is written, so that no
+ * other process's settle finds the new link unwanted in between.
+ * loader__fd_judging_sweep settles only if nobody holds the lock (-EAGAIN:
+ * someone does; the daemon's periodic clean-up after killed runs).
+ * 0 or -errno (-ENOENT: this set has no such program, a gap).
  */
 int loader__fd_judging_on(struct sbx_loader *l);
 int loader__fd_judging_settle(struct sbx_loader *l);
+int loader__fd_judging_sweep(struct sbx_loader *l);
 /* Is the program attached now? */
 bool loader__fd_judging(const struct sbx_loader *l);
 
