@@ -45,7 +45,7 @@ BPF_PROGS  := sbx probe
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
 CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c userspace/lifecycle.c userspace/daemon.c userspace/attach.c \
-	      userspace/evwatch.c userspace/grant.c userspace/progset.c userspace/cmdcommon.c
+	      userspace/evwatch.c userspace/grant.c userspace/progset.c userspace/cmdcommon.c userspace/ocihook.c
 LIB_SRCS   := $(filter-out $(CMD_SRCS),$(wildcard userspace/*.c))
 # The preset policies, linked in as data (presets.S .incbin's policies/*.json).
 PRESETS	   := $(wildcard policies/*.json)

@@ -8,7 +8,9 @@
  * one event:
  *
  *   lsm/file_open          read: opening for reading (and exec); write:
- *                          opening for writing or appending
+ *                          opening for writing or appending. An exec also
+ *                          puts an arming sandbox over the task in force
+ *                          (SBX_SANDBOX_ARMING: attach --from-exec)
  *   lsm/path_mknod         write: creating a file (O_CREAT, mknod), before
  *                          the inode exists, so no empty file is left
  *   lsm/path_mkdir         write: the new directory
@@ -77,6 +79,7 @@
 
 #define FMODE_READ	0x1
 #define FMODE_WRITE	0x2
+#define __FMODE_EXEC	0x20	/* in f_flags, not f_mode: do_open_execat's (and uselib's) opens */
 #define RENAME_EXCHANGE	(1 << 1)
 #define ATTR_MODE	(1 << 0)
 #define ATTR_UID	(1 << 1)
@@ -807,6 +810,9 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 {
 	__u32 need;
 
+	/* A sandbox attached for a container engine goes in force with the first exec (sbx_abi.h). */
+	if (arming_set && (file->f_flags & __FMODE_EXEC))
+		sbx_arm_current();
 	need = file_need(file);
 	return need ? judge_fd(file, need, 0) : 0;
 }

@@ -232,6 +232,12 @@ SBX_SHARED volatile __u64 sandbox_gen;
 SBX_SHARED volatile __u32 scope_set;
 /* The last policy id handed out to a sandbox of the pinned set (userspace, atomically). */
 SBX_SHARED volatile __u32 policy_seq;
+/*
+ * Set by userspace before it adds an SBX_SANDBOX_ARMING entry, cleared by
+ * it (holding the records' lock, as every attach does) once none is left:
+ * until then every exec looks for an entry to put in force.
+ */
+SBX_SHARED volatile __u32 arming_set;
 /* Set by userspace once a sandbox lies below another: every level is judged. */
 SBX_SHARED volatile __u32 nest_set;
 /* Coalescing window and per-sandbox record rate (0: off); set by whoever loads the programs. */
@@ -343,7 +349,9 @@ static __always_inline void stat_inc(__u32 idx)
 #ifdef SBX_DEFINE_MAPS
 __noinline int sbx_current_chain(struct sbx_chain *c)
 {
+	struct sbx_sandbox *sb;
 	__u64 id, self, gen;
+	bool arming = false;
 	int level;
 
 	if (!c)
@@ -362,7 +370,8 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 		goto outside;
 	/* Without nesting, most judged tasks sit in the sandbox cgroup itself: one lookup. */
 	id = self;
-	if (!nest_set && bpf_map_lookup_elem(&sandboxes, &id)) {
+	sb = nest_set ? NULL : bpf_map_lookup_elem(&sandboxes, &id);
+	if (sb && !(sb->flags & SBX_SANDBOX_ARMING)) {
 		c->cgid[0] = id;
 		c->n = 1;
 		return 1;
@@ -371,8 +380,13 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 		id = bpf_get_current_ancestor_cgroup_id(level);
 		if (!id)
 			break;	/* past the task's own cgroup */
-		if (!bpf_map_lookup_elem(&sandboxes, &id))
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (!sb)
 			continue;
+		if (sb->flags & SBX_SANDBOX_ARMING) {
+			arming = true;
+			continue;
+		}
 		if (c->n >= SBX_NEST_MAX) {
 			c->overflow = 1;
 			break;
@@ -382,6 +396,8 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 	}
 	if (c->n)
 		return c->n;
+	if (arming)
+		return 0;	/* outside for now, but not for the cache */
 outside:
 	outside_keep(self, gen);
 	return 0;
@@ -403,7 +419,9 @@ static __always_inline __u32 current_chain(struct sbx_chain *c)
 #ifdef SBX_DEFINE_MAPS
 __noinline int sbx_sandboxed(void)
 {
+	struct sbx_sandbox *sb;
 	__u64 id, self, gen;
+	bool arming = false;
 	int level;
 
 	if (!nr_sandboxes)
@@ -414,15 +432,21 @@ __noinline int sbx_sandboxed(void)
 		return false;
 	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
 		goto outside;
-	if (bpf_map_lookup_elem(&sandboxes, &self))
+	sb = bpf_map_lookup_elem(&sandboxes, &self);
+	if (sb && !(sb->flags & SBX_SANDBOX_ARMING))
 		return true;
+	arming = sb != NULL;
 	for (level = 1; level < SBX_CGROUP_MAX_LEVELS; level++) {
 		id = bpf_get_current_ancestor_cgroup_id(level);
 		if (!id)
 			break;
-		if (bpf_map_lookup_elem(&sandboxes, &id))
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (sb && !(sb->flags & SBX_SANDBOX_ARMING))
 			return true;
+		arming |= sb != NULL;
 	}
+	if (arming)
+		return false;	/* outside for now, but not for the cache */
 outside:
 	outside_keep(self, gen);
 	return false;
@@ -435,6 +459,43 @@ static __always_inline bool current_chain_n(void)
 {
 	return sbx_sandboxed();
 }
+
+/*
+ * An exec: every SBX_SANDBOX_ARMING sandbox over the task goes in force
+ * (the flag cleared once, atomically), before the exec'd file is judged.
+ * The outside cache never held an arming cgroup, so nothing to void.
+ */
+/*
+ * The flag is cleared with a 64-bit atomic (BPF has 32-bit ones only from
+ * -mcpu=v3 on) on the word policy_id + flags: flags is its high half on
+ * this little-endian target.
+ */
+_Static_assert(__builtin_offsetof(struct sbx_sandbox, flags) == 4, "flags: the high half of word 0");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flags: the high half of word 0");
+#define ARMING_WORD_BIT	((__u64)SBX_SANDBOX_ARMING << 32)
+
+#ifdef SBX_DEFINE_MAPS
+__noinline int sbx_arm_current(void)
+{
+	struct sbx_sandbox *sb;
+	int level, armed = 0;
+	__u64 id;
+
+	for (level = SBX_CGROUP_MAX_LEVELS; level >= 1; level--) {
+		id = level == SBX_CGROUP_MAX_LEVELS ? bpf_get_current_cgroup_id() :
+						     bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			continue;	/* past the task's own cgroup */
+		sb = bpf_map_lookup_elem(&sandboxes, &id);
+		if (sb && (sb->flags & SBX_SANDBOX_ARMING) &&
+		    (__sync_fetch_and_and((__u64 *)sb, ~ARMING_WORD_BIT) & ARMING_WORD_BIT))
+			armed++;
+	}
+	return armed;
+}
+#else
+extern int sbx_arm_current(void);
+#endif
 
 /*
  * Everything one hook invocation works with. 24 bytes, as before work

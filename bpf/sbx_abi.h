@@ -57,6 +57,15 @@
  * (lsm/file_permission, attached while any sandbox has this flag).
  */
 #define SBX_SANDBOX_FD_JUDGE	(1u << 7)
+/*
+ * Not in force yet: the cgroup's first exec puts it in force (clears the
+ * flag, lsm/file_open). Until then its tasks are judged as outside every
+ * sandbox, so that a container engine can set up what it is about to run
+ * (mounts, pivot_root, device nodes: all refused to a sandbox) after the
+ * attach at createRuntime; the engine's setup is trusted, what it execs is
+ * not. The loader raises arming_set before adding such an entry.
+ */
+#define SBX_SANDBOX_ARMING	(1u << 8)
 
 struct sbx_sandbox {
 	__u32 policy_id;	/* selects this sandbox's rules in fs_rules */

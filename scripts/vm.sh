@@ -41,7 +41,7 @@ VM_SMP=${SBX_VM_SMP:-2}
 
 ROOTFS_SUITE=bookworm
 # What the guest needs beyond minbase. Changing this list rebuilds the rootfs.
-ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3,jq,util-linux,coreutils,git,dnsmasq-base,curl,rsyslog,bubblewrap
+ROOTFS_PKGS=kmod,iproute2,procps,busybox,python3,jq,util-linux,coreutils,git,dnsmasq-base,curl,rsyslog,bubblewrap,podman,conmon,crun,runc,netavark
 # Packages of the rootfs suite whose usr/bin/NAME alone goes into the rootfs:
 # prometheus installs 96 MB and a server with many dependencies, the tests
 # need only its promtool (one binary, linked against libc alone).
@@ -250,7 +250,7 @@ make_overlay() {
 		[ -f "$f" ] && [ -x "$f" ] && cp "$f" "$stage/sbx/bin/"
 	done
 	cp -r "$ROOT/tests/e2e" "$ROOT/tests/vm" "$ROOT/tests/escape" "$stage/sbx/tests/"
-	cp -r "$ROOT/bench" "$stage/sbx/"
+	cp -r "$ROOT/bench" "$ROOT/packaging" "$stage/sbx/"
 	cp "$ROOT/tests/vm/init.sh" "$stage/sbx/init"
 	chmod +x "$stage/sbx/init"
 	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\nexport SBX_KERNEL_RELEASE=%s\n' \

@@ -58,9 +58,11 @@
 #include "cli.h"
 #include "evsock.h"
 #include "fdscan.h"
+#include "forget.h"
 #include "fsrules.h"
 #include "grants.h"
 #include "hooks.h"
+#include "labels.h"
 #include "loader.h"
 #include "netrules.h"
 #include "policy.h"
@@ -84,8 +86,12 @@ struct attach_opts {
 	bool audit;
 	const char *accept;		/* --accept-missing HOOK[,HOOK…] */
 	bool fresh;			/* --fresh: processes join only as an engine starts them */
+	bool from_exec;			/* --from-exec: in force from the cgroup's first exec */
 	const char *target;
 	struct sbx_limits *flag_limits;	/* attach only: limit flags are refused elsewhere */
+	json_t *labels;			/* --label KEY=VALUE…; NULL: none given (a re-attach keeps its own) */
+	const char *home, *cwd;		/* "~" and "." of the policy, when not the caller's (a container's) */
+	bool need_daemon;		/* the OCI hook's: no daemon to stream the events, no attach */
 };
 
 /* What attach does to the cgroup's limit files: to check, make, record or undo. */
@@ -106,7 +112,7 @@ static void attach_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: sbx-bpf attach CGROUP (--policy FILE | --preset NAME) [--audit] [LIMITS] [--pin-dir DIR]\n"
-		"                     [--accept-missing HOOK[,HOOK…]] [--fresh]\n"
+		"                     [--accept-missing HOOK[,HOOK…]] [--fresh] [--from-exec] [--label KEY=VALUE]…\n"
 		"       sbx-bpf detach CGROUP [--pin-dir DIR]\n"
 		"       sbx-bpf list [--json] [--pin-dir DIR]\n"
 		"\n"
@@ -123,6 +129,13 @@ static void attach_usage(FILE *out)
 		"processes join this cgroup only as fresh ones (a container engine's, at\n"
 		"createRuntime): its processes are then frozen and looked at, and only a\n"
 		"descriptor of a file, directory or memory device among them turns judging on.\n"
+		"--from-exec: the policy goes in force at the cgroup's first exec, not before: a\n"
+		"container engine attaching at createRuntime still mounts, pivots and makes\n"
+		"device nodes for the container, then execs its command, which is judged (only\n"
+		"for a cgroup without a policy; 'list' shows it as arming until then).\n"
+		"--label KEY=VALUE (up to 16; KEY 1-32 of A-Z a-z 0-9 . _ / -, VALUE up to 256\n"
+		"bytes of UTF-8) names the sandbox in every event of the cgroup, in every sink,\n"
+		"and in 'list'. A re-attach without --label keeps the labels it had.\n"
 		"\n"
 		"LIMITS: the flags of 'run' but --timeout (--cpu 150%%, --cpu-weight N, --memory 2G,\n"
 		"--memory-high 1G, --swap-max 0, --io-read-bps DEV=5M, --io-write-bps DEV=5M,\n"
@@ -143,6 +156,8 @@ static const struct option *attach_options(void)
 		{ "audit", no_argument, NULL, 'a' },
 		{ "accept-missing", required_argument, NULL, 'A' },
 		{ "fresh", no_argument, NULL, 'F' },
+		{ "label", required_argument, NULL, 'L' },
+		{ "from-exec", no_argument, NULL, 'X' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -173,6 +188,20 @@ static int limit_flag(struct sbx_limits *lim, int c)
 	}
 	if (limits_set(lim, name, optarg, msg, sizeof(msg))) {
 		p_err("attach: %s", msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* One --label: 0, or EXIT_USAGE after saying why. */
+static int label_opt(struct attach_opts *o, const char *kv)
+{
+	char why[256];
+
+	if (!o->labels && !(o->labels = json_object()))
+		return EXIT_USAGE;
+	if (labels_add(o->labels, kv, why, sizeof(why))) {
+		p_err("attach: --label: %s", why);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -210,6 +239,17 @@ static int parse(int argc, char **argv, struct attach_opts *o, int nargs)
 				goto usage;
 			o->fresh = true;
 			break;
+		case 'X':
+			if (!o->flag_limits)	/* attach only */
+				goto usage;
+			o->from_exec = true;
+			break;
+		case 'L':
+			if (!o->flag_limits)	/* attach only */
+				goto usage;
+			if (label_opt(o, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'h': attach_usage(stdout); return -1;
 		default: goto usage;
 		}
@@ -241,6 +281,16 @@ static int add_accepted(struct policy *p, const char *list)
 	return 0;
 }
 
+/* Does @p allow writes to "/" (for a container: '.' where its working directory is "/")? */
+static bool writes_everywhere(const struct policy *p)
+{
+	for (size_t i = 0; i < p->nr_rules; i++)
+		if (p->rules[i].kind == RULE_ALLOW_WRITE && p->rules[i].scope == RULE_ABSOLUTE &&
+		    !strcmp(p->rules[i].path, "/"))
+			return true;
+	return false;
+}
+
 static int load(const struct attach_opts *o, struct policy *p)
 {
 	char home[PATH_MAX], cwd[PATH_MAX];
@@ -249,6 +299,8 @@ static int load(const struct attach_opts *o, struct policy *p)
 	int err;
 
 	err = policy_env_default(&env, home, sizeof(home), cwd, sizeof(cwd));
+	env.home = o->home ?: env.home;
+	env.cwd = o->cwd ?: env.cwd;
 	if (!err)
 		err = o->policy_file ? policy_load(p, o->policy_file, &env, &diag) :
 				       policy_load_preset(p, o->preset, &env, &diag);
@@ -266,6 +318,12 @@ static int load(const struct attach_opts *o, struct policy *p)
 	}
 	if (err)
 		p_err("%s", diag.error[0] ? diag.error : strerror(-err));
+	if (!err && o->cwd && writes_everywhere(p)) {
+		p_err("attach: %s lets the container write everywhere (allowWrite '/'; '.' is its working "
+		      "directory %s): give the container another working directory, or use a policy without it",
+		      p->name, o->cwd);
+		err = -EINVAL;
+	}
 	return err ? EXIT_USAGE : 0;
 }
 
@@ -555,6 +613,21 @@ static int resolver_in(__u64 cgid, struct sbx_sandbox *sb)
 }
 
 /*
+ * The daemon watches the new sandbox's limits at once, rather than from
+ * its next second on: a container that hits one and ends within that
+ * second is reported too. Best effort: without a daemon nobody reports.
+ */
+static void watch_in(__u64 cgid)
+{
+	json_t *req = json_pack("{s:s, s:I}", "cmd", "watch", "cgroup", (json_int_t)cgid), *ans = NULL;
+
+	if (req)
+		evsock_query(EVSOCK_PATH, req, RESOLVER_MS, &ans);
+	json_decref(req);
+	json_decref(ans);
+}
+
+/*
  * The resolver of @cgid goes (detach, or a re-attach without domain
  * rules): at once rather than at the daemon's next check. Best effort: no
  * daemon, no resolver.
@@ -704,8 +777,8 @@ static void thaw_after(const char *path, bool thaw)
 }
 
 /* Steps 2 to 8 (see the top of the file). 0, or 1 after saying why. */
-static int install(struct sbx_loader *l, const struct policy *p, bool audit, bool fresh, __u64 cgid,
-		   struct limits_change *lc)
+static int install(struct sbx_loader *l, const struct policy *p, const struct attach_opts *o, bool audit,
+		   __u64 cgid, struct limits_change *lc)
 {
 	struct fs_compiled fs = {};
 	struct net_compiled net = {};
@@ -718,10 +791,18 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, boo
 	bool thaw = false;
 	int ret;
 
+	if (had && o->from_exec) {
+		/* Switching an enforced cgroup to "not yet" would leave it open until some exec. */
+		p_err("attach: %s has a policy already; --from-exec is for a cgroup's first attach", lc->path);
+		return EXIT_USAGE;
+	}
 	if (had)
 		keep_grants(&kept, cgid);
+	e.labels = o->labels ? o->labels : json_object_get(kept.old, "labels");
 	ret = rules_in(l, p, audit, resolver, &sb, &fs, &net, &kept);
-	if (!ret && held_from_before(lc->path, fresh, had, &thaw) && cli_judge_uses(l, &sb))
+	if (!ret && o->from_exec)
+		sb.flags |= SBX_SANDBOX_ARMING;
+	if (!ret && held_from_before(lc->path, o->fresh, had, &thaw) && cli_judge_uses(l, &sb))
 		ret = 1;
 	/* Even with none left, so that ids stay unique in the cgroup's record. */
 	if (!kept.dropped && json_is_array(json_object_get(kept.old, "grants"))) {
@@ -731,6 +812,10 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, boo
 	}
 	if (!ret && !(ret = limits_in(lc))) {
 		e.nr_restore = lc->nr_restore;
+		/* The counters as they are: the daemon reports what the limits refuse from here on. */
+		e.watch_limits = true;
+		e.oom_kill_at = cgstat_keyed_file(lc->path, "memory.events", "oom_kill");
+		e.pids_max_at = cgstat_keyed_file(lc->path, "pids.events", "max");
 		ret = switch_all(l, &e, p, &sb, had, kept.old);
 		if (ret)
 			limits_out(lc);
@@ -748,16 +833,17 @@ static int install(struct sbx_loader *l, const struct policy *p, bool audit, boo
 		resolver_out(cgid);
 	if (!ret)
 		say_kept(&kept, lc->path);
+	if (!ret)
+		watch_in(cgid);
 	kept_grants_free(&kept);
 	fs_compiled_free(&fs);
 	net_compiled_free(&net);
 	return ret;
 }
 
-int do_attach(int argc, char **argv)
+/* Everything after the options (see the top of the file). 0, or 1 / EXIT_USAGE after saying why. */
+static int attach_with(const struct attach_opts *o)
 {
-	struct sbx_limits flag_limits;
-	struct attach_opts o = { .flag_limits = &flag_limits };
 	struct limits_change lc = {};
 	struct policy p = {};
 	struct sbx_loader *l = NULL;
@@ -766,25 +852,22 @@ int do_attach(int argc, char **argv)
 	int ret, lock = -1;
 	__u64 cgid;
 
-	ret = parse(argc, argv, &o, 1);
-	if (ret)
-		return ret < 0 ? 0 : ret;
-	if (!o.policy_file == !o.preset) {
+	if (!o->policy_file == !o->preset) {
 		p_err("attach: give exactly one of --policy and --preset");
 		return EXIT_USAGE;
 	}
-	ret = load(&o, &p);
+	ret = load(o, &p);
 	if (!ret)
-		ret = plan_writes(&o, &p, &lc);
-	if (!ret && net_wants_resolver(&p))
+		ret = plan_writes(o, &p, &lc);
+	if (!ret && (o->need_daemon || net_wants_resolver(&p)))
 		ret = check_daemon();
-	if (!ret && !(cgid = cli_cgroup_target(o.target, path, sizeof(path), &is_root)))
+	if (!ret && !(cgid = cli_cgroup_target(o->target, path, sizeof(path), &is_root)))
 		ret = 1;
 	if (!ret && is_root && lc.nr_want) {
 		p_err("attach: the cgroup2 root %s has no limit files; limit a cgroup below it", path);
 		ret = EXIT_USAGE;
 	}
-	if (!ret && !(l = cli_open_pinned(o.pin_dir)))
+	if (!ret && !(l = cli_open_pinned(o->pin_dir)))
 		ret = 1;
 	/* The daemon accepted what its set lacks; this policy must too. */
 	if (!ret && cli_gaps_accepted(loader__gaps(l), (const char *const *)p.accept_missing,
@@ -800,12 +883,38 @@ int do_attach(int argc, char **argv)
 	if (!ret)
 		ret = plan_steps(&lc, cgid, path) ?: check_controllers(&lc);
 	if (!ret)
-		ret = install(l, &p, o.audit || p.mode == POLICY_AUDIT, o.fresh, cgid, &lc);
+		ret = install(l, &p, o, o->audit || p.mode == POLICY_AUDIT, cgid, &lc);
 	if (lock >= 0)
 		close(lock);
 	loader__destroy(l);
 	policy_free(&p);
 	return ret;
+}
+
+int do_attach(int argc, char **argv)
+{
+	struct sbx_limits flag_limits;
+	struct attach_opts o = { .flag_limits = &flag_limits };
+	int ret = parse(argc, argv, &o, 1);
+
+	if (!ret)
+		ret = attach_with(&o);
+	json_decref(o.labels);
+	return ret < 0 ? 0 : ret;
+}
+
+int cli_attach(const struct cli_attach_req *r)
+{
+	struct sbx_limits flag_limits;
+	struct attach_opts o = { .pin_dir = r->pin_dir ?: PIN_DIR_DEFAULT, .policy_file = r->policy_file,
+				 .preset = r->preset, .fresh = r->fresh, .from_exec = r->from_exec,
+				 .home = r->home, .cwd = r->cwd,
+				 .target = r->cgroup,
+				 .flag_limits = &flag_limits, .labels = (json_t *)r->labels,
+				 .need_daemon = true };
+
+	limits_init(&flag_limits);
+	return attach_with(&o);
 }
 
 /*
@@ -836,61 +945,66 @@ static int restore_limits(__u64 cgid, const char *path)
 }
 
 /*
- * The daemon stops the cgroup's resolver and unpins its steering; the
- * pins go here too, for a daemon that is not running (with the sandbox
- * entry gone, they steered nothing anyway).
+ * The daemon stops the cgroup's resolver (its DNS fails from here on), so
+ * that no answer of it comes after the purge. The steering pins go with
+ * the entry (sandbox_forget), also for a daemon that is not running.
  */
-static void detach_resolver(const char *pin_dir, __u64 cgid)
+static void detach_resolver(__u64 cgid)
 {
 	json_t *st = state_read(SBX_STATE_DIR, cgid);
 
 	if (had_resolver(st))
 		resolver_out(cgid);
-	loader__unpin_steer(pin_dir, cgid);
 	json_decref(st);
 }
 
-int do_detach(int argc, char **argv)
+/*
+ * Take @cgid's policy away: the limit values back into @path's files (NULL:
+ * the cgroup is gone, and its files with it), then the entry, its rules,
+ * grants, resolver and record. 0, or 1 after saying why.
+ */
+static int detach_id(const char *pin_dir, __u64 cgid, const char *path)
 {
-	struct attach_opts o = {};
-	struct sbx_loader *l;
+	struct sbx_loader *l = cli_open_pinned(pin_dir);
 	struct sbx_sandbox sb;
-	char path[PATH_MAX];
 	int ret, lock;
-	__u64 cgid;
 
-	ret = parse(argc, argv, &o, 1);
-	if (ret)
-		return ret < 0 ? 0 : ret;
-	cgid = cli_cgroup_id(o.target, path, sizeof(path));
-	if (!cgid)
-		return 1;
-	l = cli_open_pinned(o.pin_dir);
 	if (!l)
 		return 1;
 	lock = cli_lock_records();
 	ret = lock < 0 ? 1 : loader__get_sandbox(l, cgid, &sb);
 	if (ret && lock >= 0)
-		p_err("detach: %s has no policy", path);
-	if (!ret)
+		p_err("detach: %s has no policy", path ?: "the cgroup");
+	if (!ret && path)
 		ret = restore_limits(cgid, path);
-	if (!ret && (ret = loader__remove_sandbox(l, cgid)))
-		p_err("detach: %s", strerror(-ret));
 	if (!ret) {
-		/* The resolver first, so that no answer of its comes after the purge. */
-		detach_resolver(o.pin_dir, cgid);
-		/* Grants go too: file grants are entries of the policy, connect grants slots of the cgroup. */
-		loader__purge_policy(l, sb.policy_id);
-		loader__purge_dns(l, cgid);
-		state_remove(SBX_STATE_DIR, cgid);
-		state_remove(SBX_DNS_COUNTS_DIR, cgid);	/* a killed run's resolver counters */
-		if (sb.flags & SBX_SANDBOX_FD_JUDGE)
-			loader__fd_judging_settle(l);
+		detach_resolver(cgid);
+		if ((ret = sandbox_forget(l, pin_dir, cgid, &sb)))
+			p_err("detach: %s", strerror(-ret));
 	}
 	if (lock >= 0)
 		close(lock);
 	loader__destroy(l);
 	return ret ? 1 : 0;
+}
+
+int do_detach(int argc, char **argv)
+{
+	struct attach_opts o = {};
+	char path[PATH_MAX];
+	__u64 cgid;
+	int ret;
+
+	ret = parse(argc, argv, &o, 1);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	cgid = cli_cgroup_id(o.target, path, sizeof(path));
+	return cgid ? detach_id(o.pin_dir, cgid, path) : 1;
+}
+
+int cli_detach(const char *pin_dir, __u64 cgid, const char *path)
+{
+	return detach_id(pin_dir ?: PIN_DIR_DEFAULT, cgid, path);
 }
 
 /* "memory.max=67108864, pids.max=20", or "-". */
@@ -910,6 +1024,28 @@ static json_t *limits_of(const json_t *st)
 	json_t *lim = json_object_get(st, "limits");
 
 	return json_is_object(lim) ? json_incref(lim) : json_object();
+}
+
+static json_t *labels_of(const json_t *st)
+{
+	json_t *labels = json_object_get(st, "labels");
+
+	return json_is_object(labels) ? json_incref(labels) : json_object();
+}
+
+/* "\tlabels=container.id=…,container.name=…", or "" for a sandbox without. */
+static const char *format_labels(const json_t *st, char *buf, size_t sz)
+{
+	json_t *labels = json_object_get(st, "labels"), *v;
+	const char *key;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	json_object_foreach(labels, key, v)
+		if (len < sz)
+			len += snprintf(buf + len, sz - len, "%s%s=%s", len ? "," : "\tlabels=", key,
+					json_string_value(v) ?: "");
+	return buf;
 }
 
 static size_t active_grants(const json_t *st)
@@ -937,7 +1073,7 @@ int do_list(int argc, char **argv)
 	json_t *arr = json_array();
 	__u64 cgid, prev;
 	bool first = true;
-	char lims[2048], missing[1024];
+	char lims[2048], missing[1024], labs[LABELS_MAX * (LABEL_KEY_MAX + LABEL_VALUE_MAX + 2) + 16];
 	int ret;
 
 	ret = parse(argc, argv, &o, 0);
@@ -958,13 +1094,14 @@ int do_list(int argc, char **argv)
 		const char *hash = json_string_value(json_object_get(st, "policy_hash"));
 		const char *cg = json_string_value(json_object_get(st, "cgroup"));
 		const char *mode = sb.flags & SBX_SANDBOX_AUDIT ? "audit" : "enforce";
+		bool arming = sb.flags & SBX_SANDBOX_ARMING;
 
 		first = false;
 		prev = cgid;
 		format_limits(st, lims, sizeof(lims));
 		loader__sandbox_stats(l, cgid, &n);
 		if (cli.json)
-			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I, s:o, s:o, s:b}",
+			json_array_append_new(arr, json_pack("{s:s?, s:I, s:i, s:s?, s:s?, s:s, s:o, s:I, s:o, s:o, s:b, s:o, s:b}",
 							     "cgroup", cg, "cgroup_id", (json_int_t)cgid,
 							     "policy_id", (int)sb.policy_id, "policy", name,
 							     "policy_hash", hash, "mode", mode,
@@ -973,15 +1110,18 @@ int do_list(int argc, char **argv)
 							     "counts", counts_json(&n),
 							     "missing", hooks__gaps_json(loader__gaps(l)),
 							     "judges_descriptor_uses",
-							     !!(sb.flags & SBX_SANDBOX_FD_JUDGE)));
+							     !!(sb.flags & SBX_SANDBOX_FD_JUDGE),
+							     "labels", labels_of(st), "arming", arming));
 		else
-			printf("%s\t%s\t%s\t%s%s\t%s\tgrants=%zu\tdenied read=%llu write=%llu ns=%llu net=%llu"
-			       " task=%llu audit=%llu granted=%llu%s%s\n", cg ? cg : "?", name ? name : "?",
+			printf("%s\t%s\t%s\t%s%s%s\t%s\tgrants=%zu\tdenied read=%llu write=%llu ns=%llu net=%llu"
+			       " task=%llu audit=%llu granted=%llu%s%s%s\n", cg ? cg : "?", name ? name : "?",
 			       hash ? hash : "?", mode, sb.flags & SBX_SANDBOX_FD_JUDGE ? ",fd-uses" : "",
+			       arming ? ",arming" : "",
 			       lims, active_grants(st),
 			       n.n[SBX_KIND_READ], n.n[SBX_KIND_WRITE], n.n[SBX_KIND_NAMESPACE],
 			       n.n[SBX_KIND_NETWORK], n.n[SBX_KIND_TASK], n.n[SBX_KIND_AUDIT],
-			       n.n[SBX_KIND_GRANTED], missing[0] ? "\tmissing=" : "", missing);
+			       n.n[SBX_KIND_GRANTED], missing[0] ? "\tmissing=" : "", missing,
+			       format_labels(st, labs, sizeof(labs)));
 		json_decref(st);
 	}
 	if (cli.json)

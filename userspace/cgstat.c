@@ -42,6 +42,17 @@ int cgstat_keyed(const char *text, const char *key, long long *val)
 	return -ENOENT;
 }
 
+long long cgstat_keyed_file(const char *path, const char *file, const char *key)
+{
+	char p[PATH_MAX + 32], buf[1024];
+	long long v;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/%s", path, file) >= sizeof(p) ||
+	    read_file(p, buf, sizeof(buf)) < 0 || cgstat_keyed(buf, key, &v))
+		return -1;
+	return v;
+}
+
 int cgstat_value(const char *text, long long *val)
 {
 	char *end;

@@ -65,6 +65,8 @@ struct cgstat_target {
 
 /* "key value" lines (cpu.stat, memory.events, …): 0, or -ENOENT if @key is absent. */
 int cgstat_keyed(const char *text, const char *key, long long *val);
+/* KEY of the flat-keyed FILE (memory.events, pids.events) of the cgroup at @path, or -1. */
+long long cgstat_keyed_file(const char *path, const char *file, const char *key);
 /* A single-value file ("123\n", "max\n" → CGSTAT_MAX): 0 or -EINVAL. */
 int cgstat_value(const char *text, long long *val);
 /* Fill the fields each file provides; absent keys become CGSTAT_UNSET. */

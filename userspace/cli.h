@@ -13,6 +13,7 @@
 struct cli_opts {
 	bool json;
 	bool verbose;
+	bool syslog;	/* errors go to syslog(3) too: a hook whose engine drops its stderr (crun) */
 };
 
 extern struct cli_opts cli;
@@ -70,6 +71,23 @@ int do_daemon(int argc, char **argv);
 int do_unload(int argc, char **argv);
 int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
+int do_oci_hook(int argc, char **argv);
+
+/* attach for another command (the OCI hook): a policy file or a preset, labels, --fresh. */
+struct cli_attach_req {
+	const char *cgroup;		/* a cgroup v2 path */
+	const char *policy_file;	/* one of these two */
+	const char *preset;
+	const json_t *labels;		/* labels.h; NULL: none */
+	bool fresh;
+	bool from_exec;			/* in force from the cgroup's first exec (SBX_SANDBOX_ARMING) */
+	const char *home, *cwd;		/* the policy's "~" and "." (the container's); NULL: the caller's */
+	const char *pin_dir;		/* NULL: the default */
+};
+/* It also needs a daemon running (its events go nowhere else). 0, or 1 / EXIT_USAGE after saying why. */
+int cli_attach(const struct cli_attach_req *r);
+/* detach of @cgid; @path NULL: the cgroup is gone (no limit values to put back). 0, or 1 after saying why. */
+int cli_detach(const char *pin_dir, __u64 cgid, const char *path);
 int do_list(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_events(int argc, char **argv);

@@ -32,14 +32,18 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <bpf/libbpf.h>
 
+#include "cgstat.h"
 #include "cli.h"
 #include "events.h"
 #include "evsweep.h"
 #include "evsock.h"
+#include "forget.h"
 #include "hooks.h"
+#include "labels.h"
 #include "loader.h"
 #include "resolvers.h"
 #include "sbxstate.h"
@@ -234,6 +238,15 @@ static const char *rule_text_cb(void *ctx, const struct sbx_event *ev)
 	return st ? state_rule_text(st, ev->rule_id) : NULL;
 }
 
+/* The labels attach recorded (--label, the OCI hook's): on every event of the cgroup. */
+static const json_t *labels_cb(void *ctx, const struct sbx_event *ev)
+{
+	json_t *st = cached_state(ctx, ev->sandbox_cgroup_id);
+	json_t *labels = json_object_get(st, "labels");
+
+	return labels_valid(labels) ? labels : NULL;
+}
+
 static void rule_cache_free(struct rule_cache *c)
 {
 	for (unsigned i = 0; i < RULE_CACHE; i++)
@@ -284,6 +297,9 @@ struct daemon_out {
 	const struct event_sink *sink;	/* its counters, for status */
 	struct resolvers *rs;		/* the attached cgroups' resolvers */
 	struct sbx_loader *l;		/* the programs: the sandboxes, for the runs' resolvers */
+	const char *pin_dir;		/* where they are pinned */
+	struct rule_cache *rules;	/* the sandboxes' records, cached */
+	struct limit_watch *limits;	/* what attached cgroups' limits refused, seen so far */
 };
 
 /*
@@ -332,10 +348,11 @@ static json_t *all_resolvers_json(const struct daemon_out *out)
  * events.c resolved. With sinks, watchers get the very record the jsonl
  * sink writes (host, boot_id, seq); without, the record of --events.
  */
-static void forward_cb(void *ctx, const struct sbx_event *ev, const char *rule_text, const char *domain)
+static void forward_cb(void *ctx, const struct sbx_event *ev, const char *rule_text, const char *domain,
+		       const json_t *labels)
 {
 	struct daemon_out *out = ctx;
-	struct sink_ctx c = { .rule_text = rule_text, .domain = domain };
+	struct sink_ctx c = { .rule_text = rule_text, .domain = domain, .labels = labels };
 	json_t *obj;
 
 	if (out->set) {
@@ -347,6 +364,10 @@ static void forward_cb(void *ctx, const struct sbx_event *ev, const char *rule_t
 	if (!out->es)
 		return;
 	obj = out->set ? sink_json_event(ev, &c) : event_to_json(ev, rule_text, domain, NULL);
+	if (!out->set && event_json_set_labels(obj, labels)) {
+		json_decref(obj);
+		obj = NULL;
+	}
 	/* A name only the sandbox's own resolver knows (a `run`'s): its id, for the run to name it. */
 	if (obj && !domain && ev->domain_id)
 		json_object_set_new(obj, "domain_id", json_integer((json_int_t)ev->domain_id));
@@ -393,10 +414,13 @@ static json_t *resolver_cb(void *ctx, bool start, __u64 cgid)
 }
 
 /* The events socket; without it the daemon still enforces and collects. */
+static json_t *watch_cb(void *ctx, __u64 cgid);
+
 static struct evsock *open_socket(const char *path, struct daemon_out *out)
 {
 	struct evsock *es = evsock_open(path, &(struct evsock_opts){ .status = status_cb, .status_ctx = out,
-								     .resolver = resolver_cb, .resolver_ctx = out });
+								     .resolver = resolver_cb, .resolver_ctx = out,
+								     .watch = watch_cb, .watch_ctx = out });
 
 	if (!es)
 		p_warn("cannot listen at %s: %s ('sbx-bpf events' and 'status' will not reach the daemon, "
@@ -633,6 +657,194 @@ static void report_start(const struct hook_gaps *g, struct event_sink *sink, str
 	events_lifecycle_missing(sink, "start", detail, missing);	/* takes the reference */
 }
 
+/*
+ * A fact about one attached sandbox (gone, oom_kill, pids_max): a
+ * lifecycle record on every output, with its cgroup id and labels.
+ */
+static void report_sandbox(struct event_sink *sink, struct daemon_out *out, const char *event,
+			   const char *detail, __u64 cgid, const json_t *labels)
+{
+	json_t *obj, *fields;
+
+	if (!labels_valid(labels))
+		labels = NULL;
+	fields = json_pack("{s:I}", "sandbox_cgroup_id", (json_int_t)cgid);
+	if (fields && event_json_set_labels(fields, labels)) {
+		json_decref(fields);
+		fields = NULL;
+	}
+	if (out->set)
+		sink_set_lifecycle(out->set, &(struct sink_lifecycle){ .event = event, .detail = detail,
+								   .cgroup_id = cgid, .labels = labels }, NULL);
+	obj = out->es ? event_lifecycle_to_json(event, detail, NULL, event_mono_now()) : NULL;
+	if (obj && fields && !json_object_update(obj, fields))
+		evsock_publish(out->es, obj);
+	json_decref(obj);
+	events_lifecycle_with(sink, event, detail, fields);	/* takes the reference */
+}
+
+struct gone_ctx {
+	struct event_sink *sink;
+	struct daemon_out *out;
+};
+
+/* A sandbox whose cgroup is gone, forgotten. */
+static void report_gone(void *ctx, __u64 cgid, const json_t *record)
+{
+	struct gone_ctx *g = ctx;
+	char detail[PATH_MAX + 128];
+
+	snprintf(detail, sizeof(detail), "cgroup %s is gone: its policy, rules and grants are taken away",
+		 json_string_value(json_object_get(record, "cgroup")) ?: "?");
+	report_sandbox(g->sink, g->out, "gone", detail, cgid, json_object_get(record, "labels"));
+}
+
+/*
+ * What the limits of attached cgroups refused: memory.events oom_kill and
+ * pids.events max, compared once a second with what was seen (at first,
+ * what attach recorded in "limit_events"). A `run` watches its own.
+ */
+struct limit_seen {
+	__u64 cgid;
+	long long oom_kill, pids_max;
+};
+
+struct limit_watch {
+	struct limit_seen *e;
+	size_t n;
+	/*
+	 * IN_MODIFY on each watched cgroup's two files: a container that hits
+	 * its limit and ends within the second is still seen, before its
+	 * poststop detaches it. -1: the once-a-second look alone.
+	 */
+	int ifd;
+};
+
+static const struct limit_seen *seen_before(const struct limit_watch *w, __u64 cgid)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->e[i].cgid == cgid)
+			return &w->e[i];
+	return NULL;
+}
+
+/* One sandbox: its counters now into @now, what grew reported. */
+static void limits_check(struct event_sink *sink, struct daemon_out *out, const struct limit_seen *was,
+			 const json_t *st, struct limit_seen *now)
+{
+	const char *cg = json_string_value(json_object_get(st, "cgroup"));
+	const json_t *labels = json_object_get(st, "labels");
+	char detail[128];
+
+	now->oom_kill = cgstat_keyed_file(cg, "memory.events", "oom_kill");
+	now->pids_max = cgstat_keyed_file(cg, "pids.events", "max");
+	if (was->oom_kill >= 0 && now->oom_kill > was->oom_kill) {
+		snprintf(detail, sizeof(detail), "%lld process(es) killed for exceeding memory.max",
+			 now->oom_kill - was->oom_kill);
+		report_sandbox(sink, out, "oom_kill", detail, now->cgid, labels);
+	}
+	if (was->pids_max >= 0 && now->pids_max > was->pids_max) {
+		snprintf(detail, sizeof(detail), "%lld fork(s) refused at pids.max", now->pids_max - was->pids_max);
+		report_sandbox(sink, out, "pids_max", detail, now->cgid, labels);
+	}
+}
+
+/* Watch @cg's memory.events and pids.events (absent without their controller: no watch). */
+static void limits_notify(int ifd, const char *cg)
+{
+	char p[PATH_MAX + 32];
+
+	if (ifd < 0)
+		return;
+	snprintf(p, sizeof(p), "%s/memory.events", cg);
+	inotify_add_watch(ifd, p, IN_MODIFY);
+	snprintf(p, sizeof(p), "%s/pids.events", cg);
+	inotify_add_watch(ifd, p, IN_MODIFY);
+}
+
+static void watch_limits(struct event_sink *sink, struct daemon_out *out)
+{
+	struct limit_watch *w = out->limits, next = {};
+	struct sbx_sandbox sb;
+	__u64 cgid, prev = 0;
+	bool first = true;
+
+	while (!loader__next_sandbox(out->l, first ? NULL : &prev, &cgid, &sb)) {
+		json_t *st = cached_state(out->rules, cgid), *base = json_object_get(st, "limit_events");
+		const struct limit_seen *was = seen_before(w, cgid);
+		struct limit_seen at = { cgid, json_integer_value(json_object_get(base, "oom_kill")),
+					 json_integer_value(json_object_get(base, "pids_max")) };
+		struct limit_seen *grown;
+
+		first = false;
+		prev = cgid;
+		if (!json_is_object(base) || !json_is_string(json_object_get(st, "cgroup")))
+			continue;	/* a run's, or a record of another build */
+		grown = realloc(next.e, (next.n + 1) * sizeof(*next.e));
+		if (!grown)
+			break;
+		next.e = grown;
+		next.e[next.n] = (struct limit_seen){ .cgid = cgid };
+		if (!was)
+			limits_notify(w->ifd, json_string_value(json_object_get(st, "cgroup")));
+		limits_check(sink, out, was ?: &at, st, &next.e[next.n++]);
+	}
+	free(w->e);
+	w->e = next.e;
+	w->n = next.n;
+}
+
+/* "watch" (attach, once the sandbox is in place): its files watched now, from what attach recorded. */
+static json_t *watch_cb(void *ctx, __u64 cgid)
+{
+	struct daemon_out *out = ctx;
+	struct limit_watch *w = out->limits;
+	json_t *st = cached_state(out->rules, cgid), *base = json_object_get(st, "limit_events");
+	const char *cg = json_string_value(json_object_get(st, "cgroup"));
+	struct limit_seen *grown;
+
+	if (seen_before(w, cgid))
+		return json_pack("{s:b}", "watching", true);
+	if (!json_is_object(base) || !cg)
+		return json_pack("{s:b}", "watching", false);
+	grown = realloc(w->e, (w->n + 1) * sizeof(*w->e));
+	if (!grown)
+		return NULL;
+	w->e = grown;
+	w->e[w->n++] = (struct limit_seen){ cgid, json_integer_value(json_object_get(base, "oom_kill")),
+					    json_integer_value(json_object_get(base, "pids_max")) };
+	limits_notify(w->ifd, cg);
+	return json_pack("{s:b}", "watching", true);
+}
+
+/* The inotify descriptor is readable: something changed in a watched file. */
+static void limits_changed(struct event_sink *sink, struct daemon_out *out)
+{
+	char buf[4096];
+
+	while (read(out->limits->ifd, buf, sizeof(buf)) > 0)
+		;
+	watch_limits(sink, out);
+}
+
+/*
+ * Sandboxes of cgroups that are gone (a container whose engine never ran
+ * its poststop hook, an orchestrator killed before its detach): forgotten,
+ * so that nothing piles up in the maps. Never while an attach or detach
+ * holds the records.
+ */
+static void sweep_gone(struct event_sink *sink, struct daemon_out *out)
+{
+	struct gone_ctx g = { sink, out };
+	int lock = state_trylock(SBX_STATE_DIR);
+
+	if (lock < 0)
+		return;
+	sandbox_forget_gone(out->l, out->pin_dir, report_gone, &g);
+	loader__arming_settle(out->l);
+	close(lock);
+}
+
 /* Append a copy of @name to the NULL-terminated list *@l (size *@n, room *@cap). 0 or -ENOMEM. */
 static int push_name(char ***l, size_t *n, size_t *cap, const char *name)
 {
@@ -744,12 +956,13 @@ static void gap_tick(struct gap_watch *g, struct sbx_loader *l, struct event_sin
 }
 
 #define SINK_FDS	64
-#define SERVE_FDS	(2 + SINK_FDS + EVSOCK_FDS + RESOLVERS_FDS)
+#define SERVE_FDS	(2 + SINK_FDS + EVSOCK_FDS + RESOLVERS_FDS + 1)
 
 /* What serve() polls, beyond the ring buffer and the signals (fds[0], fds[1]). */
 struct serve_fds {
 	struct pollfd *fds;
 	size_t sinks, sock, dns;	/* how many of each follow fds[2] */
+	size_t limits;			/* then the limit watch's inotify descriptor (0 or 1) */
 };
 
 static void serve_pollfds(struct serve_fds *p, struct daemon_out *out, int *timeout)
@@ -760,6 +973,8 @@ static void serve_pollfds(struct serve_fds *p, struct daemon_out *out, int *time
 	p->sinks = out->set ? sink_set_pollfds(out->set, f, SINK_FDS, timeout) : 0;
 	p->sock = out->es ? evsock_pollfds(out->es, f + p->sinks, EVSOCK_FDS, timeout) : 0;
 	p->dns = resolvers_pollfds(out->rs, f + p->sinks + p->sock, RESOLVERS_FDS, timeout);
+	p->limits = out->limits->ifd >= 0;
+	f[p->sinks + p->sock + p->dns] = (struct pollfd){ .fd = out->limits->ifd, .events = POLLIN };
 	if (*timeout < 0 || *timeout > 1000)
 		*timeout = 1000;
 }
@@ -776,6 +991,9 @@ static void serve_second(struct sbx_loader *l, struct event_sink *sink, struct d
 	/* A run killed with -9 cannot take descriptor judging away after itself: this does. */
 	if (time(NULL) % 10 == 0 && loader__fd_judging(l))
 		loader__fd_judging_sweep(l);
+	if (time(NULL) % 5 == 0)
+		sweep_gone(sink, out);
+	watch_limits(sink, out);
 }
 
 static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_out *out)
@@ -813,8 +1031,10 @@ static int serve(struct sbx_loader *l, struct event_sink *sink, struct daemon_ou
 	gap_start(&gap, l, sink, out);
 	for (;;) {
 		serve_pollfds(&p, out, &timeout);
-		if (poll(p.fds, 2 + p.sinks + p.sock + p.dns, timeout) < 0 && errno != EINTR)
+		if (poll(p.fds, 2 + p.sinks + p.sock + p.dns + p.limits, timeout) < 0 && errno != EINTR)
 			break;
+		if (p.limits && (p.fds[2 + p.sinks + p.sock + p.dns].revents & POLLIN))
+			limits_changed(sink, out);
 		ring_buffer__consume(rb);
 		events_tick(sink);
 		/* Before the socket's requests, which may start and stop resolvers. */
@@ -888,8 +1108,10 @@ static int daemon_pid(void)
 int do_daemon(int argc, char **argv)
 {
 	static struct rule_cache cache;
-	struct event_sink sink = { .human = stderr, .rule_text = rule_text_cb, .rule_ctx = &cache };
-	struct daemon_out out = { .sink = &sink };
+	struct event_sink sink = { .human = stderr, .rule_text = rule_text_cb, .rule_ctx = &cache,
+				   .labels = labels_cb, .labels_ctx = &cache };
+	static struct limit_watch limits = { .ifd = -1 };
+	struct daemon_out out = { .sink = &sink, .rules = &cache, .limits = &limits };
 	struct daemon_opts o = {};
 	struct agent_config cfg = {};
 	struct sink_set *set = NULL;
@@ -930,12 +1152,17 @@ int do_daemon(int argc, char **argv)
 		report_start(loader__gaps(l), &sink, &out);
 		out.rs = open_resolvers(l, o.pin_dir, &sink);
 		out.l = l;
+		out.pin_dir = o.pin_dir;
+		limits.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	}
 	/* After the lock: the one daemon replaces a dead one's socket. */
 	out.es = out.rs ? open_socket(o.socket, &out) : NULL;
 	ret = out.rs ? serve(l, &sink, &out) : 1;
 	evsock_free(out.es);	/* watchers see the end of the stream */
 	resolvers_free(out.rs);	/* their cgroups' DNS fails until a daemon is back */
+	if (limits.ifd >= 0)
+		close(limits.ifd);
+	free(limits.e);
 	loader__destroy(l);	/* the pinned links keep the programs attached */
 	if (lock >= 0)
 		close(lock);

@@ -681,9 +681,17 @@ json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const c
 	return obj;
 }
 
+int event_json_set_labels(json_t *obj, const json_t *labels)
+{
+	if (!obj || !json_object_size(labels))
+		return 0;
+	return json_object_set_new(obj, "labels", json_deep_copy(labels)) ? -ENOMEM : 0;
+}
+
 void events_emit(struct event_sink *sink, const struct sbx_event *ev)
 {
 	const char *rule_text = policy_rule_text(sink->policy, ev->rule_id), *domain = NULL;
+	const json_t *labels = sink->labels ? sink->labels(sink->labels_ctx, ev) : NULL;
 	char line[SBX_PATH_MAX + 512];
 
 	if (!sink->policy && sink->rule_text)
@@ -692,7 +700,7 @@ void events_emit(struct event_sink *sink, const struct sbx_event *ev)
 	if (ev->domain_id && sink->domain_name)
 		domain = sink->domain_name(sink->domain_ctx, ev);
 	if (sink->forward)
-		sink->forward(sink->forward_ctx, ev, rule_text, domain);
+		sink->forward(sink->forward_ctx, ev, rule_text, domain, labels);
 	if (sink->human) {
 		event_format_human(ev, rule_text, domain, line, sizeof(line));
 		fprintf(sink->human, "%s\n", line);
@@ -701,12 +709,12 @@ void events_emit(struct event_sink *sink, const struct sbx_event *ev)
 	if (sink->json) {
 		json_t *obj = event_to_json(ev, rule_text, domain, sink->sandbox);
 
-		if (obj) {
+		if (obj && !event_json_set_labels(obj, labels)) {
 			json_dumpf(obj, sink->json, JSON_COMPACT);
 			fputc('\n', sink->json);
 			fflush(sink->json);
-			json_decref(obj);
 		}
+		json_decref(obj);
 	}
 }
 
@@ -775,7 +783,7 @@ json_t *event_lifecycle_to_json(const char *event, const char *detail, const cha
 			 "sandbox", json_text(sandbox));
 }
 
-void events_lifecycle_missing(struct event_sink *sink, const char *event, const char *detail, json_t *missing)
+void events_lifecycle_with(struct event_sink *sink, const char *event, const char *detail, json_t *fields)
 {
 	json_t *obj = NULL;
 
@@ -786,15 +794,20 @@ void events_lifecycle_missing(struct event_sink *sink, const char *event, const 
 	}
 	if (sink->json)
 		obj = event_lifecycle_to_json(event, detail, sink->sandbox, event_mono_now());
-	if (obj && missing)
-		json_object_set(obj, "missing", missing);
-	json_decref(missing);
+	if (obj && fields)
+		json_object_update(obj, fields);
+	json_decref(fields);
 	if (!obj)
 		return;
 	json_dumpf(obj, sink->json, JSON_COMPACT);
 	fputc('\n', sink->json);
 	fflush(sink->json);
 	json_decref(obj);
+}
+
+void events_lifecycle_missing(struct event_sink *sink, const char *event, const char *detail, json_t *missing)
+{
+	events_lifecycle_with(sink, event, detail, missing ? json_pack("{s:o}", "missing", missing) : NULL);
 }
 
 void events_lifecycle(struct event_sink *sink, const char *event, const char *detail)

@@ -26,9 +26,12 @@ typedef const char *(*event_domain_fn)(void *ctx, const struct sbx_event *ev);
 /* The text of @ev's rule when the sink has no policy (the daemon), or NULL. */
 typedef const char *(*event_rule_fn)(void *ctx, const struct sbx_event *ev);
 
+/* The labels of @ev's sandbox (labels.h; borrowed), or NULL. */
+typedef const json_t *(*event_labels_fn)(void *ctx, const struct sbx_event *ev);
+
 /* Called for every event with its resolved texts (the daemon's sinks). */
 typedef void (*event_forward_fn)(void *ctx, const struct sbx_event *ev, const char *rule_text,
-				 const char *domain);
+				 const char *domain, const json_t *labels);
 
 struct event_sink {
 	const struct policy *policy;	/* for rule texts; may be NULL */
@@ -38,6 +41,8 @@ struct event_sink {
 	void *rule_ctx;
 	event_domain_fn domain_name;	/* may be NULL */
 	void *domain_ctx;
+	event_labels_fn labels;		/* may be NULL */
+	void *labels_ctx;
 	const char *sandbox;		/* sandbox name, for JSON */
 	FILE *human;			/* one line per event, or NULL */
 	FILE *json;			/* JSON lines, or NULL */
@@ -71,6 +76,11 @@ int event_format_human(const struct sbx_event *ev, const char *rule_text, const 
 json_t *event_to_json(const struct sbx_event *ev, const char *rule_text, const char *domain,
 		      const char *sandbox);
 /*
+ * The sandbox's labels into an event's (or lifecycle record's) object as
+ * "labels": a copy, and only when there are any. 0 or -ENOMEM.
+ */
+int event_json_set_labels(json_t *obj, const json_t *labels);
+/*
  * The human line of an event's JSON object, violation or lifecycle, the
  * same as event_format_human() and events_lifecycle() print for the record
  * it came from: what a watcher of the daemon's socket shows (it gets JSON).
@@ -102,6 +112,8 @@ void events_emit(struct event_sink *sink, const struct sbx_event *ev);
 void events_lifecycle(struct event_sink *sink, const char *event, const char *detail);
 /* The same with "missing": the protections the sandbox runs without (hooks.h); takes @missing's reference. */
 void events_lifecycle_missing(struct event_sink *sink, const char *event, const char *detail, json_t *missing);
+/* The same with more @fields (an object, merged in; the reference is taken; may be NULL). */
+void events_lifecycle_with(struct event_sink *sink, const char *event, const char *detail, json_t *fields);
 
 struct sbx_loader;
 /* Set up sink->sweep on @l's coalescing slots; 0 or -errno (the counts then stay in the counters). */

@@ -315,11 +315,11 @@ int evsock_publish(struct evsock *es, const json_t *obj)
 
 /* --- requests ------------------------------------------------------------------------------ */
 
-enum req_cmd { REQ_FOLLOW, REQ_RECENT, REQ_STATUS, REQ_RESOLVER, REQ_RESOLVER_STOP };
+enum req_cmd { REQ_FOLLOW, REQ_RECENT, REQ_STATUS, REQ_RESOLVER, REQ_RESOLVER_STOP, REQ_WATCH };
 
 static const char *const req_names[] = {
 	[REQ_FOLLOW] = "follow", [REQ_RECENT] = "recent", [REQ_STATUS] = "status",
-	[REQ_RESOLVER] = "resolver", [REQ_RESOLVER_STOP] = "resolver-stop",
+	[REQ_RESOLVER] = "resolver", [REQ_RESOLVER_STOP] = "resolver-stop", [REQ_WATCH] = "watch",
 };
 
 struct request {
@@ -346,7 +346,7 @@ static int parse_cmd(json_t *req, struct request *r, char *why, size_t sz)
 			return 0;
 		}
 	}
-	snprintf(why, sz, "unknown cmd '%.64s' (follow, recent, status, resolver, resolver-stop)", cmd);
+	snprintf(why, sz, "unknown cmd '%.64s' (follow, recent, status, resolver, resolver-stop, watch)", cmd);
 	return -EINVAL;
 }
 
@@ -355,10 +355,16 @@ static bool is_resolver(enum req_cmd cmd)
 	return cmd == REQ_RESOLVER || cmd == REQ_RESOLVER_STOP;
 }
 
+/* Requests about one attached cgroup: "cgroup" required. */
+static bool about_cgroup(enum req_cmd cmd)
+{
+	return is_resolver(cmd) || cmd == REQ_WATCH;
+}
+
 /* "cgroup": a filter (null: every line) for follow and recent; the resolver's cgroup, required. */
 static int parse_cgroup(const json_t *v, struct request *r, char *why, size_t sz)
 {
-	bool required = is_resolver(r->cmd);
+	bool required = about_cgroup(r->cmd);
 
 	if (json_is_null(v) && !required)
 		return 0;
@@ -397,7 +403,7 @@ static int parse_request(json_t *req, struct request *r, char *why, size_t sz)
 			return -EINVAL;
 		}
 	}
-	if (is_resolver(r->cmd) && !r->cgroup) {
+	if (about_cgroup(r->cmd) && !r->cgroup) {
 		snprintf(why, sz, "a %s request needs \"cgroup\": the id of an attached cgroup",
 			 req_names[r->cmd]);
 		return -EINVAL;
@@ -422,6 +428,23 @@ static void handle_resolver(struct evsock *es, struct client *c, const struct re
 	json_decref(ans);
 }
 
+/* Answered by the owner (the daemon's limit watch). */
+static void handle_watch(struct evsock *es, struct client *c, const struct request *r)
+{
+	json_t *ans;
+
+	if (!es->o.watch) {
+		reply_error(c, "this server watches no cgroups");
+		return;
+	}
+	ans = es->o.watch(es->o.watch_ctx, r->cgroup);
+	if (ans)
+		reply(c, ans);
+	else
+		reply_error(c, "out of memory");
+	json_decref(ans);
+}
+
 static void handle_request(struct evsock *es, struct client *c, size_t len)
 {
 	json_t *req = json_loadb(c->req, len, JSON_REJECT_DUPLICATES, NULL), *st;
@@ -436,6 +459,8 @@ static void handle_request(struct evsock *es, struct client *c, size_t len)
 		reply_error(c, why);
 	} else if (is_resolver(r.cmd)) {
 		handle_resolver(es, c, &r);
+	} else if (r.cmd == REQ_WATCH) {
+		handle_watch(es, c, &r);
 	} else if (r.cmd == REQ_STATUS) {
 		st = evsock_status(es);
 		if (st)

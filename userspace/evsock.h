@@ -12,6 +12,8 @@
  *   {"cmd":"resolver","cgroup":ID}                 start (or restart) the resolver of an attached
  *                                                  cgroup: {"port4":N,"port6":M}, then it closes
  *   {"cmd":"resolver-stop","cgroup":ID}            stop it: {"stopped":true|false}, then it closes
+ *   {"cmd":"watch","cgroup":ID}                    watch an attached cgroup's limits at once (not
+ *                                                  from the next second on): {"watching":true|false}
  *
  * A bad request gets {"error":"…"} and the connection is closed. "cgroup"
  * keeps the events whose cgroup_id or sandbox_cgroup_id is ID (exactly:
@@ -55,6 +57,8 @@ typedef json_t *(*evsock_status_fn)(void *ctx);
  * cgroup @cgid: a new object ({"error": …} to refuse), or NULL (no memory).
  */
 typedef json_t *(*evsock_resolver_fn)(void *ctx, bool start, __u64 cgid);
+/* The owner's answer to "watch" for @cgid: a new object, or NULL (no memory). */
+typedef json_t *(*evsock_watch_fn)(void *ctx, __u64 cgid);
 
 struct evsock_opts {
 	size_t max_watchers;		/* 0: EVSOCK_MAX_WATCHERS */
@@ -64,6 +68,8 @@ struct evsock_opts {
 	void *status_ctx;
 	evsock_resolver_fn resolver;	/* NULL: resolver requests are refused */
 	void *resolver_ctx;
+	evsock_watch_fn watch;		/* NULL: watch requests are refused */
+	void *watch_ctx;
 };
 
 struct evsock;

@@ -480,6 +480,10 @@ int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandb
 	bool stats_made = sandbox_stats_create(l, cgid);
 	int err;
 
+	/* Before the entry: its cgroup's first exec must find it (sbx_abi.h SBX_SANDBOX_ARMING). */
+	if (sb->flags & SBX_SANDBOX_ARMING)
+		__atomic_store_n(&l->bss->arming_set, 1, __ATOMIC_SEQ_CST);
+
 	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_NOEXIST)) {
 		err = -errno;
 		/* No sandbox: none of its counters either (a full map would keep them forever). */
@@ -496,6 +500,23 @@ int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandb
 	 */
 	__atomic_add_fetch(&l->bss->sandbox_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+int loader__arming_settle(struct sbx_loader *l)
+{
+	struct sbx_sandbox sb;
+	__u64 cgid, prev = 0;
+	bool first = true;
+	int n = 0;
+
+	while (!loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
+		n += !!(sb.flags & SBX_SANDBOX_ARMING);
+		first = false;
+		prev = cgid;
+	}
+	if (!n && l->bss->arming_set)
+		__atomic_store_n(&l->bss->arming_set, 0, __ATOMIC_SEQ_CST);
+	return n;
 }
 
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid)

@@ -56,6 +56,12 @@ int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key);
 int loader__get_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key, struct sbx_fs_rule *rule);
 int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, struct sbx_fs_key *key);
 /* Put cgroup @cgid under @policy_id. Rules go in first, so no open slips by. */
+/*
+ * With no SBX_SANDBOX_ARMING entry left, execs stop looking for one
+ * (arming_set cleared). The caller holds the records' lock, which every
+ * attach holds while it adds such an entry. How many are still arming.
+ */
+int loader__arming_settle(struct sbx_loader *l);
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 /* What the sandbox of @cgid refused, by kind, summed over CPUs (zeros before its first). 0 or -errno. */
 int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_stats *sum);

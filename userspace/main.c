@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
@@ -42,6 +43,7 @@ static const struct cmd cmds[] = {
 	{ "attach", do_attach, "put a cgroup under a policy (needs the daemon)" },
 	{ "detach", do_detach, "take a cgroup's policy off" },
 	{ "list", do_list, "list the cgroups under a policy" },
+	{ "oci-hook", do_oci_hook, "OCI runtime hook: attach a container at createRuntime, detach at poststop" },
 	{ "grant", do_grant, "allow a path or an address to a cgroup for a while" },
 	{ "revoke", do_revoke, "take grants back now" },
 	{ "grants", do_grants, "list a cgroup's grants" },
@@ -63,6 +65,8 @@ void p_err(const char *fmt, ...)
 		print_json(json_pack("{s:s}", "error", msg));
 	else
 		fprintf(stderr, "sbx-bpf: error: %s\n", msg);
+	if (cli.syslog)
+		syslog(LOG_ERR, "%s", msg);
 }
 
 void p_warn(const char *fmt, ...)

@@ -147,6 +147,12 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 	err = keep_grants(o, e);
 	if (!err && e->resolver && json_object_set_new(o, "resolver", resolver_json(p)))
 		err = -ENOMEM;
+	if (!err && json_object_size(e->labels) && json_object_set_new(o, "labels", json_deep_copy(e->labels)))
+		err = -ENOMEM;
+	if (!err && e->watch_limits &&
+	    json_object_set_new(o, "limit_events", json_pack("{s:I, s:I}", "oom_kill", (json_int_t)e->oom_kill_at,
+							     "pids_max", (json_int_t)e->pids_max_at)))
+		err = -ENOMEM;
 	if (!err)
 		err = state_write_record(dir, e->cgroup_id, o);
 	json_decref(o);

@@ -42,6 +42,15 @@ struct state_entry {
 	 * the record gets the rules it applies ("resolver", state_resolver()).
 	 */
 	bool resolver;
+	/* The sandbox's labels (labels.h: --label KEY=VALUE, the OCI hook's), or NULL: none. */
+	const json_t *labels;
+	/*
+	 * attach: memory.events oom_kill and pids.events max as they were (-1:
+	 * no such file), from which the daemon reports what the limits refused
+	 * ("limit_events"). Without watch_limits the record has none.
+	 */
+	bool watch_limits;
+	long long oom_kill_at, pids_max_at;
 };
 
 /* Record @e with @p's name, hash and rule texts (replacing an earlier record). 0 or -errno. */

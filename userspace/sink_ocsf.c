@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 
 #include "events.h"
+#include "labels.h"
 #include "sinks.h"
 
 enum {
@@ -135,16 +136,42 @@ static json_t *text(const char *s)
 static json_t *metadata(const struct sink_ctx *ctx, const char *log_name, bool control)
 {
 	char uid[160];
+	json_t *m, *labels;
+	const char *key;
+	json_t *v;
 
 	snprintf(uid, sizeof(uid), "%s:%llu", ctx->boot_id ? ctx->boot_id : "-", ctx->seq);
-	return json_pack("{s:s, s:{s:s, s:s, s:o}, s:o, s:I, s:s, s:[s, s*]}",
-			 "version", SINK_OCSF_VERSION,
-			 "product", "name", "sbx-bpf", "vendor_name", "sbx-bpf",
-			 "version", text(ctx->version ? ctx->version : "unknown"),
-			 "uid", text(uid),
-			 "sequence", (json_int_t)ctx->seq,
-			 "log_name", log_name,
-			 "profiles", "host", control ? "security_control" : NULL);
+	m = json_pack("{s:s, s:{s:s, s:s, s:o}, s:o, s:I, s:s, s:[s, s*]}",
+		      "version", SINK_OCSF_VERSION,
+		      "product", "name", "sbx-bpf", "vendor_name", "sbx-bpf",
+		      "version", text(ctx->version ? ctx->version : "unknown"),
+		      "uid", text(uid),
+		      "sequence", (json_int_t)ctx->seq,
+		      "log_name", log_name,
+		      "profiles", "host", control ? "security_control" : NULL);
+	if (!m || !json_object_size(ctx->labels))
+		return m;
+	/* OCSF's metadata.labels is a list of strings: the sandbox's labels as "KEY=VALUE". */
+	labels = json_array();
+	json_object_foreach((json_t *)ctx->labels, key, v) {
+		char kv[LABEL_KEY_MAX + LABEL_VALUE_MAX + 2];
+
+		snprintf(kv, sizeof(kv), "%s=%s", key, json_string_value(v) ?: "");
+		json_array_append_new(labels, json_string(kv));
+	}
+	json_object_set_new(m, "labels", labels);
+	return m;
+}
+
+/* A sandbox that is a container (the OCI hook's labels): OCSF's container object. */
+static int set_container(json_t *o, const struct sink_ctx *ctx)
+{
+	const char *id = json_string_value(json_object_get(ctx->labels, "container.id"));
+	const char *name = json_string_value(json_object_get(ctx->labels, "container.name"));
+
+	if (!id)
+		return 0;
+	return json_object_set_new(o, "container", json_pack("{s:s, s:s*}", "uid", id, "name", name));
 }
 
 /* What every class has: classification, time, severity, metadata, the device. */
@@ -379,7 +406,7 @@ json_t *sink_ocsf_event(const struct sbx_event *ev, const struct sink_ctx *ctx)
 	o = base(&a, ev->ts_ns, ev->verdict == SBX_VERDICT_DENY ? SEV_MEDIUM : SEV_LOW, msg, ctx,
 		 "violation", true);
 	bad = !o || set_control(o, ev, j) || set_actor(o, ev, j) || set_class(o, ev, j, &a, ctx) ||
-	      json_object_set_new(o, "unmapped", unmapped(j, ctx)) ||
+	      json_object_set_new(o, "unmapped", unmapped(j, ctx)) || set_container(o, ctx) ||
 	      /* OCSF's own field for "this happened N times" (coalesced violations). */
 	      json_object_set_new(o, "count", json_integer(event_repeat(ev)));
 	json_decref(j);
@@ -422,6 +449,7 @@ json_t *sink_ocsf_lifecycle(const struct sink_lifecycle *lc, const struct sink_c
 			"sandbox_cgroup_id", lc->cgroup_id ? json_integer((json_int_t)lc->cgroup_id) : json_null()));
 	if (!bad && lc->missing)
 		json_object_set(json_object_get(o, "unmapped"), "missing", lc->missing);
+	bad = bad || set_container(o, ctx);
 	if (bad) {
 		json_decref(o);
 		return NULL;

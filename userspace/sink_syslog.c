@@ -95,7 +95,9 @@ bool syslog_valid_sd_id(const char *sd_id)
 	const char *at = strchr(sd_id, '@');
 	size_t len = strlen(sd_id);
 
-	if (!at || at == sd_id || len > 32 || !at[1] || strspn(at + 1, "0123456789.") != strlen(at + 1))
+	/* The labels' element is "labels" + the same "@PEN": 32 characters at most too. */
+	if (!at || at == sd_id || len > 32 || !at[1] || strspn(at + 1, "0123456789.") != strlen(at + 1) ||
+	    strlen(at) > 32 - 6)
 		return false;
 	for (const char *p = sd_id; *p; p++)	/* SD-NAME: printable US-ASCII but = SP ] " */
 		if (*p < 33 || *p > 126 || strchr("= ]\"", *p) || (*p == '@' && p != at))
@@ -245,7 +247,26 @@ struct sd_src {
 	const void *arg;
 };
 
-/* "[SD-ID seq=… boot_id=… <fill>]" with values longer than @cap shortened; its length. */
+/*
+ * The sandbox's labels as an element of their own, "[labels@PEN KEY=…]"
+ * (PEN: the enterprise number of @src's SD-ID): label keys are valid
+ * PARAM-NAMEs (labels.h), and apart they cannot clash with ours.
+ */
+static void sd_labels(struct sd *d, const struct sd_src *src)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_object_size(src->ctx->labels))
+		return;
+	sd_put(d, "[labels", 7);
+	sd_put(d, strchr(src->sd_id, '@'), strlen(strchr(src->sd_id, '@')));
+	json_object_foreach((json_t *)src->ctx->labels, key, v)
+		sd_param(d, key, json_string_value(v) ?: "");
+	sd_put(d, "]", 1);
+}
+
+/* "[SD-ID seq=… boot_id=… <fill>][labels@PEN …]" with values longer than @cap shortened; its length. */
 static size_t build_sd(struct sd *d, const struct sd_src *src, size_t cap)
 {
 	d->len = 0;
@@ -259,6 +280,7 @@ static size_t build_sd(struct sd *d, const struct sd_src *src, size_t cap)
 	if (d->cut)
 		sd_param(d, "truncated", "true");
 	sd_put(d, "]", 1);
+	sd_labels(d, src);
 	return d->len < d->sz ? d->len : SIZE_MAX;
 }
 

@@ -245,25 +245,27 @@ static void stamp(struct sink_set *set, struct sink_ctx *ctx)
  * A "throttled" record is a fact about the sandbox, not a violation: every
  * sink shows it the way it shows lifecycle facts.
  */
-static int emit_throttled(struct sink_set *set, const struct sbx_event *ev, const char *sandbox)
+static int emit_throttled(struct sink_set *set, const struct sbx_event *ev, const char *sandbox,
+			  const json_t *labels)
 {
 	char detail[160];
 
 	snprintf(detail, sizeof(detail), "%u violations were counted but not reported one by one"
 		 " (event rate limit)", event_repeat(ev));
 	return sink_set_lifecycle(set, &(struct sink_lifecycle){ .event = "throttled", .detail = detail,
-			.ts_ns = ev->ts_ns, .cgroup_id = ev->sandbox_cgroup_id }, sandbox);
+			.ts_ns = ev->ts_ns, .cgroup_id = ev->sandbox_cgroup_id, .labels = labels }, sandbox);
 }
 
 int sink_set_emit(struct sink_set *set, const struct sbx_event *ev, const struct sink_ctx *in)
 {
 	struct sink_ctx ctx = { .rule_text = in ? in->rule_text : NULL,
 				.domain = in ? in->domain : NULL,
-				.sandbox = in ? in->sandbox : NULL };
+				.sandbox = in ? in->sandbox : NULL,
+				.labels = in ? in->labels : NULL };
 	int first = 0;
 
 	if (ev->op == SBX_OP_THROTTLED)
-		return emit_throttled(set, ev, ctx.sandbox);
+		return emit_throttled(set, ev, ctx.sandbox, ctx.labels);
 	stamp(set, &ctx);
 	for (size_t i = 0; i < set->nr; i++) {
 		int err = set->sinks[i]->ops->emit(set->sinks[i], ev, &ctx);
@@ -276,7 +278,7 @@ int sink_set_emit(struct sink_set *set, const struct sbx_event *ev, const struct
 
 int sink_set_lifecycle(struct sink_set *set, const struct sink_lifecycle *lc, const char *sandbox)
 {
-	struct sink_ctx ctx = { .sandbox = sandbox };
+	struct sink_ctx ctx = { .sandbox = sandbox, .labels = lc->labels };
 	struct sink_lifecycle at = *lc;
 	int first = 0;
 
@@ -397,7 +399,13 @@ static json_t *stamped(json_t *obj, const struct sink_ctx *ctx)
 
 json_t *sink_json_event(const struct sbx_event *ev, const struct sink_ctx *ctx)
 {
-	return stamped(event_to_json(ev, ctx->rule_text, ctx->domain, ctx->sandbox), ctx);
+	json_t *obj = event_to_json(ev, ctx->rule_text, ctx->domain, ctx->sandbox);
+
+	if (event_json_set_labels(obj, ctx->labels)) {
+		json_decref(obj);
+		return NULL;
+	}
+	return stamped(obj, ctx);
 }
 
 json_t *sink_json_lifecycle(const struct sink_lifecycle *lc, const struct sink_ctx *ctx)
@@ -416,6 +424,10 @@ json_t *sink_json_lifecycle(const struct sink_lifecycle *lc, const struct sink_c
 	}
 	if (lc->missing)
 		json_object_set(obj, "missing", lc->missing);
+	if (event_json_set_labels(obj, ctx->labels)) {
+		json_decref(obj);
+		return NULL;
+	}
 	return stamped(obj, ctx);
 }
 

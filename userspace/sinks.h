@@ -36,6 +36,7 @@ struct sink_ctx {
 	const char *rule_text;	/* the policy's text for ev->rule_id; NULL: the built-in text */
 	const char *domain;	/* the name behind ev->domain_id, or NULL */
 	const char *sandbox;	/* the sandbox's name, or NULL */
+	const json_t *labels;	/* the sandbox's labels (labels.h), or NULL */
 	/* stamped by the set */
 	const char *host;
 	const char *boot_id;	/* /proc/sys/kernel/random/boot_id */
@@ -52,6 +53,7 @@ struct sink_lifecycle {
 	__u32 pid;		/* the sandbox's first process; 0: unknown */
 	const char *comm;	/* its name, or NULL */
 	json_t *missing;	/* "start": the protections missing (hooks__gaps_json), or NULL; borrowed */
+	const json_t *labels;	/* the sandbox's labels (labels.h), or NULL; borrowed */
 };
 
 /* Values the daemon reads elsewhere and hands to the sinks that show them. */

@@ -720,6 +720,37 @@ static void test_resolver_bad_requests(void **state)
 	}
 }
 
+static json_t *watch_cb(void *ctx, __u64 cgid)
+{
+	__u64 *asked = ctx;
+
+	*asked = cgid;
+	return json_pack("{s:b}", "watching", cgid != 13);
+}
+
+/* "watch" reaches the owner with its cgroup; it needs one; a server without the callback refuses it. */
+static void test_watch_requests(void **state)
+{
+	struct fixture *f = *state;
+	__u64 asked = 0;
+	struct evsock *es = open_es(f, &(struct evsock_opts){ .watch = watch_cb, .watch_ctx = &asked });
+	json_t *ans;
+	int err;
+
+	ans = query_in_child(es, f->path, "{\"cmd\":\"watch\",\"cgroup\":4242}", &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(asked, 4242);
+	assert_true(json_is_true(json_object_get(ans, "watching")));
+	json_decref(ans);
+	expect_error(es, f->path, "{\"cmd\":\"watch\"}\n", 16, "a watch request needs \"cgroup\"");
+	expect_error(es, f->path, "{\"cmd\":\"watch\",\"cgroup\":1,\"x\":1}\n", 33,
+		     "unknown key 'x' in a watch request");
+	evsock_free(es);
+	f->es = NULL;
+	es = open_es(f, NULL);
+	expect_error(es, f->path, "{\"cmd\":\"watch\",\"cgroup\":5}\n", 27, "watches no cgroups");
+}
+
 /* Only root: another uid that reaches the socket (here chmod'ed open) is refused. */
 static void test_peer_uid(void **state)
 {
@@ -771,6 +802,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hangup_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_uid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolver_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watch_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolver_bad_requests, setup, teardown),
 	};
 

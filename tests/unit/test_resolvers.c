@@ -215,11 +215,13 @@ struct fixture {
 	struct resolvers *rs;
 };
 
-static void forward(void *ctx, const struct sbx_event *ev, const char *rule_text, const char *domain)
+static void forward(void *ctx, const struct sbx_event *ev, const char *rule_text, const char *domain,
+		    const json_t *labels)
 {
 	struct fixture *f = ctx;
 
 	(void)rule_text;
+	(void)labels;
 	if (f->nev < 4) {
 		f->ev[f->nev] = *ev;
 		snprintf(f->ev_domain[f->nev], sizeof(f->ev_domain[0]), "%s", domain ? domain : "");

@@ -646,6 +646,44 @@ static void test_ocsf_lifecycle(void **state)
 	json_decref(o);
 }
 
+/* A container's labels: OCSF's container object and metadata.labels; ours as "labels". */
+static void test_labels_in_sinks(void **state)
+{
+	json_t *labels = json_pack("{s:s, s:s, s:s}", "container.id", "c0ffee", "container.name", "web",
+				   "k8s.pod.name", "web-7d");
+	struct sink_ctx ctx = octx;
+	struct sink_lifecycle lc = { .event = "gone", .detail = "cgroup gone", .cgroup_id = 76 };
+	struct sbx_event ev;
+	json_t *o, *ml;
+
+	(void)state;
+	fill_event(&ev, SBX_OP_READ, SBX_VERDICT_DENY, "/root/.ssh/id_rsa");
+	o = sink_ocsf_event(&ev, &ctx);
+	assert_null(at(o, "container"));			/* no labels: no container */
+	assert_null(at(o, "metadata.labels"));
+	json_decref(o);
+	ctx.labels = labels;
+	o = sink_ocsf_event(&ev, &ctx);
+	assert_string_equal(istr(o, "container.uid"), "c0ffee");
+	assert_string_equal(istr(o, "container.name"), "web");
+	ml = at(o, "metadata.labels");
+	assert_int_equal(json_array_size(ml), 3);
+	assert_string_equal(json_string_value(json_array_get(ml, 0)), "container.id=c0ffee");
+	assert_string_equal(json_string_value(json_array_get(ml, 2)), "k8s.pod.name=web-7d");
+	json_decref(o);
+	o = sink_json_event(&ev, &ctx);
+	assert_true(json_equal(json_object_get(o, "labels"), labels));
+	json_decref(o);
+	lc.labels = labels;
+	o = sink_json_lifecycle(&lc, &ctx);
+	assert_true(json_equal(json_object_get(o, "labels"), labels));
+	json_decref(o);
+	o = sink_ocsf_lifecycle(&lc, &ctx);
+	assert_string_equal(istr(o, "container.uid"), "c0ffee");
+	json_decref(o);
+	json_decref(labels);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -664,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_ocsf_network),
 		cmocka_unit_test(test_ocsf_dns),
 		cmocka_unit_test(test_ocsf_lifecycle),
+		cmocka_unit_test(test_labels_in_sinks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

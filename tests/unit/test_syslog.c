@@ -20,6 +20,7 @@
 struct msg5424 {
 	int pri;
 	char ts[64], host[256], app[64], procid[32], msgid[64], sd_id[64];
+	char sd_id2[64];	/* a second element's (the labels'), or "" */
 	size_t nparams;
 	char name[MAX_PARAMS][33];
 	char value[MAX_PARAMS][8192];
@@ -95,6 +96,14 @@ static int parse5424(const char *text, size_t len, struct msg5424 *m)
 		p++;
 	} else if (*p != '[' || !(p = sd_element(p, m))) {
 		return -1;
+	} else if (*p == '[') {		/* another element: its params follow the first's */
+		char first[64];
+
+		snprintf(first, sizeof(first), "%s", m->sd_id);
+		if (!(p = sd_element(p, m)))
+			return -1;
+		snprintf(m->sd_id2, sizeof(m->sd_id2), "%s", m->sd_id);
+		snprintf(m->sd_id, sizeof(m->sd_id), "%s", first);
 	}
 	if (*p == '\0')
 		return 0;
@@ -233,6 +242,31 @@ static void test_format(void **state)
 	assert_int_equal(parse5424(buf, len, &m), 0);
 	assert_true(m.bom);				/* UTF-8 MSG starts with a BOM (§6.4) */
 	assert_string_equal(param(&m, "path"), "/tmp/caf\xc3\xa9-\xef\xbf\xbd");
+}
+
+/* Labels: an element of their own after ours, with our enterprise number. */
+static void test_format_labels(void **state)
+{
+	static struct msg5424 m;
+	json_t *labels = json_pack("{s:s, s:s}", "container.id", "c0ffee", "container.name", "we]b");
+	struct sink_ctx c = ctx;
+	struct sbx_event ev;
+	char buf[4096];
+	size_t len;
+
+	(void)state;
+	c.labels = labels;
+	fill_event(&ev, SBX_OP_READ, SBX_VERDICT_DENY, "/root/.ssh/id_rsa");
+	len = syslog_format_event(&ev, &c, 10, "sbx@32473", "sbx-bpf", buf, sizeof(buf));
+	assert_int_equal(parse5424(buf, len, &m), 0);
+	assert_string_equal(m.sd_id, "sbx@32473");
+	assert_string_equal(param(&m, "path"), "/root/.ssh/id_rsa");
+	assert_string_equal(m.sd_id2, "labels@32473");
+	assert_string_equal(param(&m, "container.name"), "we]b");
+	assert_non_null(strstr(buf, "][labels@32473 container.id=\"c0ffee\" container.name=\"we\\]b\"] "));
+	json_decref(labels);
+	assert_false(syslog_valid_sd_id("s@12345678901234567890123456"));	/* "labels@…" would pass 32 */
+	assert_true(syslog_valid_sd_id("sbx@32473"));
 }
 
 static void test_format_lifecycle(void **state)
@@ -709,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_format_lifecycle),
+		cmocka_unit_test(test_format_labels),
 		cmocka_unit_test(test_format_truncation),
 		cmocka_unit_test(test_udp),
 		cmocka_unit_test(test_tcp),

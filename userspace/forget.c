@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * forget.c — a sandbox's traces out of the pinned set (forget.h).
+ */
+#include <errno.h>
+#include <sys/stat.h>
+#include <jansson.h>
+
+#include "forget.h"
+#include "loader.h"
+#include "sbxstate.h"
+
+int sandbox_forget(struct sbx_loader *l, const char *pin_dir, __u64 cgid, const struct sbx_sandbox *sb)
+{
+	int err = loader__remove_sandbox(l, cgid);
+
+	if (err)
+		return err;
+	loader__unpin_steer(pin_dir, cgid);
+	/* File grants are entries of the policy, connect grants slots of the cgroup. */
+	loader__purge_policy(l, sb->policy_id);
+	loader__purge_dns(l, cgid);
+	state_remove(SBX_STATE_DIR, cgid);
+	state_remove(SBX_DNS_COUNTS_DIR, cgid);	/* a killed run's resolver counters */
+	if (sb->flags & SBX_SANDBOX_FD_JUDGE)
+		loader__fd_judging_settle(l);
+	return 0;
+}
+
+bool sandbox_cgroup_gone(const char *path, __u64 cgid)
+{
+	struct stat st;
+
+	if (!path || !path[0])
+		return false;
+	if (stat(path, &st))
+		return errno == ENOENT || errno == ENOTDIR;
+	return (__u64)st.st_ino != cgid;	/* a cgroup's inode number is its id */
+}
+
+int sandbox_forget_gone(struct sbx_loader *l, const char *pin_dir, forget_fn fn, void *ctx)
+{
+	__u64 gone[64], cgid, prev = 0;
+	struct sbx_sandbox sb;
+	bool first = true;
+	int n = 0, forgot = 0;
+
+	/* Collected first: removing entries while walking the map's keys would restart the walk. */
+	while (n < (int)(sizeof(gone) / sizeof(gone[0])) &&
+	       !loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
+		json_t *st = state_read(SBX_STATE_DIR, cgid);
+
+		if (sandbox_cgroup_gone(json_string_value(json_object_get(st, "cgroup")), cgid))
+			gone[n++] = cgid;
+		json_decref(st);
+		first = false;
+		prev = cgid;
+	}
+	for (int i = 0; i < n; i++) {
+		json_t *st = state_read(SBX_STATE_DIR, gone[i]);
+
+		if (loader__get_sandbox(l, gone[i], &sb)) {
+			json_decref(st);
+			continue;
+		}
+		if (fn)
+			fn(ctx, gone[i], st);
+		forgot += !sandbox_forget(l, pin_dir, gone[i], &sb);
+		json_decref(st);
+	}
+	return forgot;
+}
