@@ -4,6 +4,7 @@
 #   make test       install deps, build, run every test layer, print "N passed, N failed"
 #   make fuzz       run each libFuzzer target (tests/fuzz/) for FUZZ_SECONDS (600) seconds
 #   make demo       install deps, build, boot the VM and show a sandboxed agent command
+#   make demo-containers   the same for a podman container attached by the OCI hook
 #   make bench      install deps, build, boot the VM and run the benchmarks (bench/README.md)
 #   make vm-shell   a shell in the VM (KERNEL=6.1|6.12)
 #   make V=1        show full commands;  make SAN=1  sanitizers for host tests
@@ -69,7 +70,7 @@ FUZZ_BINS  := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps test test-unit test-bpf test-host test-vm test-san test-fuzz san fuzz-build fuzz \
-	demo bench vm-shell clean
+	demo demo-containers bench vm-shell clean
 all: $(BUILD)/sbx-bpf $(UNIT_BINS) $(BPFT_BINS) $(VM_BINS) $(BENCH_BINS)
 
 deps:
@@ -225,6 +226,10 @@ fuzz: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/vm.sh demo $(KERNEL)
+
+demo-containers: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/vm.sh demo-containers $(KERNEL)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

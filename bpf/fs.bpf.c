@@ -811,7 +811,7 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	__u32 need;
 
 	/* A sandbox attached for a container engine goes in force with the first exec (sbx_abi.h). */
-	if (arming_set && (file->f_flags & __FMODE_EXEC))
+	if ((file->f_flags & __FMODE_EXEC) && arming_set)
 		sbx_arm_current();
 	need = file_need(file);
 	return need ? judge_fd(file, need, 0) : 0;

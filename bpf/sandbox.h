@@ -463,10 +463,8 @@ static __always_inline bool current_chain_n(void)
 /*
  * An exec: every SBX_SANDBOX_ARMING sandbox over the task goes in force
  * (the flag cleared once, atomically), before the exec'd file is judged.
- * The outside cache never held an arming cgroup, so nothing to void.
- */
-/*
- * The flag is cleared with a 64-bit atomic (BPF has 32-bit ones only from
+ * The outside cache never held an arming cgroup, so nothing to void. The
+ * flag is cleared with a 64-bit atomic (BPF has 32-bit ones only from
  * -mcpu=v3 on) on the word policy_id + flags: flags is its high half on
  * this little-endian target.
  */

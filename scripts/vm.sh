@@ -6,6 +6,7 @@
 #   scripts/vm.sh test  [KERNEL…]        run tests/e2e on each kernel, print PASS/FAIL lines
 #   scripts/vm.sh shell [KERNEL]         interactive shell in the VM with build/sbx-bpf
 #   scripts/vm.sh demo  [KERNEL]         run tests/vm/demo.sh in the VM
+#   scripts/vm.sh demo-containers [KERNEL]   run tests/vm/demo-containers.sh (podman + the OCI hook)
 #   scripts/vm.sh bench [KERNEL]         run the benchmarks (bench/*.sh, SBX_BENCH_ONLY) in the VM
 #   scripts/vm.sh btf   KERNEL           the path of KERNEL's BTF (raw), fetching it if needed
 #   scripts/vm.sh list                   the kernels this rig knows
@@ -260,7 +261,7 @@ make_overlay() {
 	for v in SBX_BENCH_ONLY SBX_BENCH_ROUNDS SBX_BENCH_SECONDS SBX_BENCH_TIMEOUT SBX_BENCH_OPEN_MODES \
 		SBX_BENCH_CLOCK SBX_BENCH_ITERATIONS SBX_BENCH_COST_CONDS SBX_BENCH_COST_LOOPS \
 		SBX_BENCH_COMPARE_LOOPS SBX_BENCH_RUNS SBX_BENCH_LOAD_RUNS SBX_BENCH_SANDBOXES SBX_BENCH_EV_SECONDS \
-		SBX_BENCH_EV_FILES SBX_BENCH_EV_MAXPROCS; do
+		SBX_BENCH_EV_FILES SBX_BENCH_EV_MAXPROCS SBX_CONTAINERS_N; do
 		printf 'export %s=%q\n' "$v" "${!v:-}"
 	done >>"$stage/sbx/config"
 	(cd "$stage" && find . | cpio -o -H newc --quiet) >"$dst"
@@ -388,15 +389,16 @@ main() {
 		fetch_rootfs; log "rootfs: $ROOTFS" ;;
 	test) cmd_test "$@" ;;
 	shell) boot "${1:-6.12}" shell ;;
-	demo)
-		# Success only when the demo itself says enforcement loaded and denied (demo.sh).
-		# Booted again (once) only after the emulator's int3 patching race (tcg_patch_race).
-		boot "${1:-6.12}" demo
+	demo | demo-containers)
+		# Success only when the demo itself says enforcement loaded and denied (demo.sh,
+		# demo-containers.sh). Booted again (once) only after the emulator's int3 patching
+		# race (tcg_patch_race).
+		boot "${1:-6.12}" "$cmd"
 		if ! grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" 2>/dev/null &&
 			tcg_patch_race "$OUT/${1:-6.12}/console.log"; then
 			log "the guest hit TCG's int3 patching race (not sbx-bpf's; see console.0.log): booting again"
 			cp "$OUT/${1:-6.12}/console.log" "$OUT/${1:-6.12}/console.0.log"
-			boot "${1:-6.12}" demo
+			boot "${1:-6.12}" "$cmd"
 		fi
 		tr -d '\r' <"$OUT/${1:-6.12}/results.txt"
 		grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" &&

@@ -298,9 +298,13 @@ static int load(const struct attach_opts *o, struct policy *p)
 	struct policy_env env;
 	int err;
 
-	err = policy_env_default(&env, home, sizeof(home), cwd, sizeof(cwd));
-	env.home = o->home ?: env.home;
-	env.cwd = o->cwd ?: env.cwd;
+	/* A container's own "~" and "." (the OCI hook): the caller's would mean nothing inside it. */
+	if (o->home && o->cwd) {
+		env = (struct policy_env){ .home = o->home, .cwd = o->cwd };
+		err = 0;
+	} else {
+		err = policy_env_default(&env, home, sizeof(home), cwd, sizeof(cwd));
+	}
 	if (!err)
 		err = o->policy_file ? policy_load(p, o->policy_file, &env, &diag) :
 				       policy_load_preset(p, o->preset, &env, &diag);

@@ -81,7 +81,7 @@ struct cli_attach_req {
 	const json_t *labels;		/* labels.h; NULL: none */
 	bool fresh;
 	bool from_exec;			/* in force from the cgroup's first exec (SBX_SANDBOX_ARMING) */
-	const char *home, *cwd;		/* the policy's "~" and "." (the container's); NULL: the caller's */
+	const char *home, *cwd;		/* the policy's "~" and "." (the container's; both or neither) */
 	const char *pin_dir;		/* NULL: the default */
 };
 /* It also needs a daemon running (its events go nowhere else). 0, or 1 / EXIT_USAGE after saying why. */

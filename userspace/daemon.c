@@ -707,6 +707,7 @@ static void report_gone(void *ctx, __u64 cgid, const json_t *record)
 struct limit_seen {
 	__u64 cgid;
 	long long oom_kill, pids_max;
+	char *path;		/* the cgroup's; NULL: not watched (a run's sandbox, which watches its own) */
 };
 
 struct limit_watch {
@@ -720,33 +721,12 @@ struct limit_watch {
 	int ifd;
 };
 
-static const struct limit_seen *seen_before(const struct limit_watch *w, __u64 cgid)
+static struct limit_seen *seen_before(const struct limit_watch *w, __u64 cgid)
 {
 	for (size_t i = 0; i < w->n; i++)
 		if (w->e[i].cgid == cgid)
 			return &w->e[i];
 	return NULL;
-}
-
-/* One sandbox: its counters now into @now, what grew reported. */
-static void limits_check(struct event_sink *sink, struct daemon_out *out, const struct limit_seen *was,
-			 const json_t *st, struct limit_seen *now)
-{
-	const char *cg = json_string_value(json_object_get(st, "cgroup"));
-	const json_t *labels = json_object_get(st, "labels");
-	char detail[128];
-
-	now->oom_kill = cgstat_keyed_file(cg, "memory.events", "oom_kill");
-	now->pids_max = cgstat_keyed_file(cg, "pids.events", "max");
-	if (was->oom_kill >= 0 && now->oom_kill > was->oom_kill) {
-		snprintf(detail, sizeof(detail), "%lld process(es) killed for exceeding memory.max",
-			 now->oom_kill - was->oom_kill);
-		report_sandbox(sink, out, "oom_kill", detail, now->cgid, labels);
-	}
-	if (was->pids_max >= 0 && now->pids_max > was->pids_max) {
-		snprintf(detail, sizeof(detail), "%lld fork(s) refused at pids.max", now->pids_max - was->pids_max);
-		report_sandbox(sink, out, "pids_max", detail, now->cgid, labels);
-	}
 }
 
 /* Watch @cg's memory.events and pids.events (absent without their controller: no watch). */
@@ -762,36 +742,74 @@ static void limits_notify(int ifd, const char *cg)
 	inotify_add_watch(ifd, p, IN_MODIFY);
 }
 
+/* A sandbox seen for the first time: from its record, what attach saw at the attach. */
+static struct limit_seen first_sight(struct daemon_out *out, __u64 cgid)
+{
+	json_t *st = cached_state(out->rules, cgid), *base = json_object_get(st, "limit_events");
+	const char *cg = json_string_value(json_object_get(st, "cgroup"));
+	struct limit_seen s = { .cgid = cgid, .oom_kill = -1, .pids_max = -1 };
+
+	if (!json_is_object(base) || !cg)
+		return s;
+	s.oom_kill = json_integer_value(json_object_get(base, "oom_kill"));
+	s.pids_max = json_integer_value(json_object_get(base, "pids_max"));
+	s.path = strdup(cg);
+	if (s.path)
+		limits_notify(out->limits->ifd, cg);
+	return s;
+}
+
+/* One watched sandbox: its counters now, what grew reported. */
+static void limits_check(struct event_sink *sink, struct daemon_out *out, struct limit_seen *s)
+{
+	long long oom = cgstat_keyed_file(s->path, "memory.events", "oom_kill");
+	long long pids = cgstat_keyed_file(s->path, "pids.events", "max");
+	char detail[128];
+
+	if (s->oom_kill >= 0 && oom > s->oom_kill) {
+		snprintf(detail, sizeof(detail), "%lld process(es) killed for exceeding memory.max", oom - s->oom_kill);
+		report_sandbox(sink, out, "oom_kill", detail, s->cgid,
+			       json_object_get(cached_state(out->rules, s->cgid), "labels"));
+	}
+	if (s->pids_max >= 0 && pids > s->pids_max) {
+		snprintf(detail, sizeof(detail), "%lld fork(s) refused at pids.max", pids - s->pids_max);
+		report_sandbox(sink, out, "pids_max", detail, s->cgid,
+			       json_object_get(cached_state(out->rules, s->cgid), "labels"));
+	}
+	s->oom_kill = oom;
+	s->pids_max = pids;
+}
+
+/* Every sandbox of the set: the new ones looked up, the watched ones checked, the gone ones dropped. */
 static void watch_limits(struct event_sink *sink, struct daemon_out *out)
 {
-	struct limit_watch *w = out->limits, next = {};
+	struct limit_watch *w = out->limits;
+	struct limit_seen *next = NULL, *was, *grown;
 	struct sbx_sandbox sb;
 	__u64 cgid, prev = 0;
 	bool first = true;
+	size_t n = 0;
 
 	while (!loader__next_sandbox(out->l, first ? NULL : &prev, &cgid, &sb)) {
-		json_t *st = cached_state(out->rules, cgid), *base = json_object_get(st, "limit_events");
-		const struct limit_seen *was = seen_before(w, cgid);
-		struct limit_seen at = { cgid, json_integer_value(json_object_get(base, "oom_kill")),
-					 json_integer_value(json_object_get(base, "pids_max")) };
-		struct limit_seen *grown;
-
 		first = false;
 		prev = cgid;
-		if (!json_is_object(base) || !json_is_string(json_object_get(st, "cgroup")))
-			continue;	/* a run's, or a record of another build */
-		grown = realloc(next.e, (next.n + 1) * sizeof(*next.e));
+		grown = realloc(next, (n + 1) * sizeof(*next));
 		if (!grown)
 			break;
-		next.e = grown;
-		next.e[next.n] = (struct limit_seen){ .cgid = cgid };
-		if (!was)
-			limits_notify(w->ifd, json_string_value(json_object_get(st, "cgroup")));
-		limits_check(sink, out, was ?: &at, st, &next.e[next.n++]);
+		next = grown;
+		was = seen_before(w, cgid);
+		next[n] = was ? *was : first_sight(out, cgid);
+		if (was)
+			was->path = NULL;	/* moved */
+		if (next[n].path)
+			limits_check(sink, out, &next[n]);
+		n++;
 	}
+	for (size_t i = 0; i < w->n; i++)
+		free(w->e[i].path);	/* sandboxes that went */
 	free(w->e);
-	w->e = next.e;
-	w->n = next.n;
+	w->e = next;
+	w->n = n;
 }
 
 /* "watch" (attach, once the sandbox is in place): its files watched now, from what attach recorded. */
@@ -799,22 +817,20 @@ static json_t *watch_cb(void *ctx, __u64 cgid)
 {
 	struct daemon_out *out = ctx;
 	struct limit_watch *w = out->limits;
-	json_t *st = cached_state(out->rules, cgid), *base = json_object_get(st, "limit_events");
-	const char *cg = json_string_value(json_object_get(st, "cgroup"));
-	struct limit_seen *grown;
+	struct limit_seen *was = seen_before(w, cgid), *grown;
 
-	if (seen_before(w, cgid))
+	if (was && was->path)
 		return json_pack("{s:b}", "watching", true);
-	if (!json_is_object(base) || !cg)
-		return json_pack("{s:b}", "watching", false);
-	grown = realloc(w->e, (w->n + 1) * sizeof(*w->e));
-	if (!grown)
+	if (was)	/* seen before its record was there: look again */
+		*was = first_sight(out, cgid);
+	else if ((grown = realloc(w->e, (w->n + 1) * sizeof(*w->e)))) {
+		w->e = grown;
+		was = &w->e[w->n++];
+		*was = first_sight(out, cgid);
+	} else {
 		return NULL;
-	w->e = grown;
-	w->e[w->n++] = (struct limit_seen){ cgid, json_integer_value(json_object_get(base, "oom_kill")),
-					    json_integer_value(json_object_get(base, "pids_max")) };
-	limits_notify(w->ifd, cg);
-	return json_pack("{s:b}", "watching", true);
+	}
+	return json_pack("{s:b}", "watching", was->path != NULL);
 }
 
 /* The inotify descriptor is readable: something changed in a watched file. */
@@ -1162,6 +1178,8 @@ int do_daemon(int argc, char **argv)
 	resolvers_free(out.rs);	/* their cgroups' DNS fails until a daemon is back */
 	if (limits.ifd >= 0)
 		close(limits.ifd);
+	for (size_t i = 0; i < limits.n; i++)
+		free(limits.e[i].path);
 	free(limits.e);
 	loader__destroy(l);	/* the pinned links keep the programs attached */
 	if (lock >= 0)

@@ -34,12 +34,10 @@
 #include "cli.h"
 #include "forget.h"
 #include "labels.h"
+#include "ocistate.h"
 #include "sbxstate.h"
 #include "util.h"
 
-#define ANN_POLICY	"io.sbx-bpf.policy"
-#define ANN_NAME	"io.sbx-bpf.name"
-#define ANN_LABEL	"io.sbx-bpf.label."	/* io.sbx-bpf.label.KEY=VALUE: one more label */
 #define CGROUP2_MOUNT	"/sys/fs/cgroup"
 #define CGROUP2_MAGIC	0x63677270
 #define STATE_MAX	(1 << 20)
@@ -77,124 +75,60 @@ static json_t *read_state(void)
 	return NULL;
 }
 
-/* The cgroup v2 path of @pid as this (the host's) cgroup namespace sees it, under CGROUP2_MOUNT. */
+/* The cgroup v2 directory of @pid as this (the host's) cgroup namespace sees it. 0, or -1 after saying why. */
 static int pid_cgroup(json_int_t pid, char *path, size_t sz)
 {
-	char file[64], buf[PATH_MAX + 16], *rel;
+	char file[64], buf[PATH_MAX + 16], rel[PATH_MAX];
 	struct statfs fs;
+	int err;
 
 	snprintf(file, sizeof(file), "/proc/%lld/cgroup", (long long)pid);
 	if (read_file(file, buf, sizeof(buf)) < 0) {
 		p_err("oci-hook: cannot read %s: %s (is the container's process gone?)", file, strerror(errno));
 		return -1;
 	}
-	rel = strstr(buf, "0::/");
-	if (!rel || (rel != buf && rel[-1] != '\n')) {
+	err = oci_cgroup_rel(buf, rel, sizeof(rel));
+	if (err == -ENOENT)
 		p_err("oci-hook: process %lld is in no cgroup v2 (sbx-bpf needs the unified hierarchy)",
 		      (long long)pid);
-		return -1;
-	}
-	rel += 3;
-	rel[strcspn(rel, "\n")] = '\0';
-	/* "/" would put the whole host under the policy; "/.." lies outside our cgroup namespace. */
-	if (!strcmp(rel, "/") || strstr(rel, "/..")) {
+	else if (err == -EPERM)
 		p_err("oci-hook: process %lld is in cgroup '%s', not one of its own: refusing to attach it",
 		      (long long)pid, rel);
-		return -1;
-	}
-	if ((size_t)snprintf(path, sz, "%s%s", CGROUP2_MOUNT, rel) >= sz ||
-	    statfs(path, &fs) || fs.f_type != CGROUP2_MAGIC) {
+	else if (err || (size_t)snprintf(path, sz, "%s%s", CGROUP2_MOUNT, rel) >= sz ||
+		 statfs(path, &fs) || fs.f_type != CGROUP2_MAGIC)
 		p_err("oci-hook: %s%s is not a cgroup v2 directory", CGROUP2_MOUNT, rel);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The name containers/storage keeps for @id (podman, buildah, CRI-O): the
- * bundle is …/overlay-containers/ID/userdata, the names are in
- * …/overlay-containers/containers.json. NULL when there is none.
- */
-static json_t *storage_name(const char *bundle, const char *id)
-{
-	char path[PATH_MAX];
-	json_t *all, *c, *name = NULL;
-	size_t i;
-
-	if (!bundle || (size_t)snprintf(path, sizeof(path), "%s/../../containers.json", bundle) >= sizeof(path))
-		return NULL;
-	all = json_load_file(path, 0, NULL);
-	json_array_foreach(all, i, c) {
-		if (json_is_string(json_object_get(c, "id")) &&
-		    !strcmp(json_string_value(json_object_get(c, "id")), id)) {
-			name = json_array_get(json_object_get(c, "names"), 0);
-			name = json_is_string(name) ? json_incref(name) : NULL;
-			break;
-		}
-	}
-	json_decref(all);
-	return name;
-}
-
-static const char *ann(const json_t *anns, const char *key)
-{
-	return json_string_value(json_object_get(anns, key));
+	else
+		return 0;
+	return -1;
 }
 
 /* The container's labels into @labels. 0, or -1 after saying why. */
 static int container_labels(const json_t *st, json_t *labels)
 {
-	const json_t *anns = json_object_get(st, "annotations");
 	const char *id = json_string_value(json_object_get(st, "id"));
-	const char *name = ann(anns, ANN_NAME) ?: ann(anns, "io.kubernetes.container.name");
-	json_t *stored = name ? NULL : storage_name(json_string_value(json_object_get(st, "bundle")), id);
-	const char *key;
-	json_t *v;
+	json_t *stored = oci_storage_name(json_string_value(json_object_get(st, "bundle")), id);
 	char why[256];
-	int err;
+	int err = oci_labels(st, json_string_value(stored), labels, why, sizeof(why));
 
-	err = labels_set(labels, "container.id", id, why, sizeof(why));
-	if (!err && (name || stored))
-		err = labels_set(labels, "container.name", name ?: json_string_value(stored), why, sizeof(why));
-	if (!err && ann(anns, "io.kubernetes.pod.name"))
-		err = labels_set(labels, "k8s.pod.name", ann(anns, "io.kubernetes.pod.name"), why, sizeof(why));
-	if (!err && ann(anns, "io.kubernetes.pod.namespace"))
-		err = labels_set(labels, "k8s.pod.namespace", ann(anns, "io.kubernetes.pod.namespace"), why,
-				 sizeof(why));
-	json_object_foreach((json_t *)anns, key, v)
-		if (!err && !strncmp(key, ANN_LABEL, strlen(ANN_LABEL)) && json_is_string(v))
-			err = labels_set(labels, key + strlen(ANN_LABEL), json_string_value(v), why, sizeof(why));
 	json_decref(stored);
 	if (err)
 		p_err("oci-hook: container %s: %s", id, why);
 	return err ? -1 : 0;
 }
 
-/*
- * The container's own "~" and "." for its policy: HOME from process.env
- * ("/root" without one) and process.cwd of the bundle's config.json, as
- * the container sees them, since its paths are judged in its own mount
- * namespace. 0, or -1 after saying why.
- */
+/* The container's own "~" and "." for its policy (ocistate.h). 0, or -1 after saying why. */
 static int container_env(const json_t *st, char *home, size_t hsz, char *cwd, size_t csz)
 {
 	const char *bundle = json_string_value(json_object_get(st, "bundle"));
 	char path[PATH_MAX];
-	json_t *cfg, *proc, *v;
-	size_t i;
+	json_t *cfg;
 
-	snprintf(home, hsz, "/root");
 	if (!bundle || (size_t)snprintf(path, sizeof(path), "%s/config.json", bundle) >= sizeof(path) ||
 	    !(cfg = json_load_file(path, 0, NULL))) {
 		p_err("oci-hook: cannot read the bundle's config.json (%s)", bundle ? path : "no bundle in the state");
 		return -1;
 	}
-	proc = json_object_get(cfg, "process");
-	json_array_foreach(json_object_get(proc, "env"), i, v)
-		if (json_is_string(v) && !strncmp(json_string_value(v), "HOME=/", 6))
-			snprintf(home, hsz, "%s", json_string_value(v) + 5);
-	v = json_object_get(proc, "cwd");
-	snprintf(cwd, csz, "%s", json_is_string(v) && json_string_value(v)[0] == '/' ? json_string_value(v) : "/");
+	oci_process_env(cfg, home, hsz, cwd, csz);
 	json_decref(cfg);
 	return 0;
 }
@@ -207,7 +141,7 @@ static bool preset_word(const char *s)
 
 static int create_runtime(const json_t *st, const char *pin_dir)
 {
-	const char *policy = ann(json_object_get(st, "annotations"), ANN_POLICY);
+	const char *policy = json_string_value(json_object_get(json_object_get(st, "annotations"), OCI_ANN_POLICY));
 	const char *id = json_string_value(json_object_get(st, "id"));
 	json_t *pid = json_object_get(st, "pid");
 	struct cli_attach_req r = { .fresh = true, .from_exec = true, .pin_dir = pin_dir };
@@ -223,7 +157,7 @@ static int create_runtime(const json_t *st, const char *pin_dir)
 		r.preset = policy;
 	} else {
 		p_err("oci-hook: container %s: %s='%s' is neither a preset name nor an absolute path to a policy "
-		      "file", id, ANN_POLICY, policy);
+		      "file", id, OCI_ANN_POLICY, policy);
 		return 1;
 	}
 	if (!json_is_integer(pid) || json_integer_value(pid) <= 0) {
@@ -319,16 +253,15 @@ int do_oci_hook(int argc, char **argv)
 	if (!st)
 		return 1;
 	status = json_string_value(json_object_get(st, "status"));
-	stage = optind < argc ? argv[optind] :
-		status && !strcmp(status, "creating") ? "createRuntime" :
-		status && !strcmp(status, "stopped") ? "poststop" : NULL;
-	if (stage && (!strcmp(stage, "createRuntime") || !strcmp(stage, "prestart"))) {
+	stage = oci_stage(optind < argc ? argv[optind] : NULL, status);
+	if (stage && !strcmp(stage, "createRuntime")) {
 		ret = create_runtime(st, pin_dir);
-	} else if (stage && !strcmp(stage, "poststop")) {
+	} else if (stage) {
 		ret = post_stop(st, pin_dir);
 	} else {
-		p_err("oci-hook: no stage given and the state's status is '%s': run it at createRuntime or "
-		      "poststop", status ?: "?");
+		p_err("oci-hook: %s%s%s: run it at createRuntime or poststop",
+		      optind < argc ? "unknown stage '" : "no stage given and the state's status is '",
+		      optind < argc ? argv[optind] : status ?: "?", "'");
 		ret = EXIT_USAGE;
 	}
 	json_decref(st);

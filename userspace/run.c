@@ -9,6 +9,7 @@
  * instruction of the command runs in it (clone3 CLONE_INTO_CGROUP).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -16,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -433,37 +433,48 @@ static int apply_limits(const struct run_opts *o, const struct sbx_cgroup *cg)
 }
 
 /* What the cgroup reports about the tree: counters seen, timer, results. */
+/*
+ * What the cgroup reports about the tree: counters seen, timer, results.
+ * The event files are polled (POLLPRI: the kernel's "changed since you last
+ * read it") rather than watched with inotify, whose instance costs an
+ * fsnotify grace period to close on 6.1 and 6.12: most of `run`'s start-up
+ * and exit there (bench/RESULTS.md).
+ */
+enum { W_MEMORY, W_PIDS, W_CGROUP, W_FILES };
+
 struct tree_watch {
-	int ifd;		/* inotify on memory.events, pids.events, cgroup.events */
+	int efd[W_FILES];	/* memory.events, pids.events, cgroup.events; -1: absent (no controller) */
 	int tfd;		/* timerfd for --timeout, or -1 */
 	long long oom_kill, pids_max, frozen;
 	bool timed_out, oom, pids_hit;
 };
 
-static long long keyed(const struct sbx_cgroup *cg, const char *file, const char *key)
+/* KEY of the event file behind @fd, read again from its start (which also clears POLLPRI). */
+static long long keyed_fd(int fd, const char *key)
 {
 	char buf[1024];
 	long long v;
+	ssize_t n;
 
-	if (cgroup_read(cg, file, buf, sizeof(buf)) < 0 || cgstat_keyed(buf, key, &v))
+	if (fd < 0 || (n = pread(fd, buf, sizeof(buf) - 1, 0)) < 0)
 		return -1;
-	return v;
+	buf[n] = '\0';
+	return cgstat_keyed(buf, key, &v) ? -1 : v;
 }
 
 static void watch_open(struct tree_watch *tw, const struct sbx_cgroup *cg, long long timeout_ms)
 {
-	static const char *const files[] = { "memory.events", "pids.events", "cgroup.events" };
+	static const char *const files[W_FILES] = { "memory.events", "pids.events", "cgroup.events" };
 	char p[PATH_MAX + 32];
 
 	*tw = (struct tree_watch){ .tfd = -1 };
-	tw->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	for (size_t i = 0; tw->ifd >= 0 && i < sizeof(files) / sizeof(files[0]); i++) {
+	for (size_t i = 0; i < W_FILES; i++) {
 		snprintf(p, sizeof(p), "%s/%s", cg->path, files[i]);
-		inotify_add_watch(tw->ifd, p, IN_MODIFY);	/* absent without its controller */
+		tw->efd[i] = open(p, O_RDONLY | O_CLOEXEC);
 	}
-	tw->oom_kill = keyed(cg, "memory.events", "oom_kill");
-	tw->pids_max = keyed(cg, "pids.events", "max");
-	tw->frozen = keyed(cg, "cgroup.events", "frozen");
+	tw->oom_kill = keyed_fd(tw->efd[W_MEMORY], "oom_kill");
+	tw->pids_max = keyed_fd(tw->efd[W_PIDS], "max");
+	tw->frozen = keyed_fd(tw->efd[W_CGROUP], "frozen");
 	if (timeout_ms > 0) {
 		struct itimerspec its = { .it_value = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000 } };
 
@@ -475,22 +486,20 @@ static void watch_open(struct tree_watch *tw, const struct sbx_cgroup *cg, long 
 
 static void watch_close(struct tree_watch *tw)
 {
-	if (tw->ifd >= 0)
-		close(tw->ifd);
+	for (size_t i = 0; i < W_FILES; i++)
+		if (tw->efd[i] >= 0)
+			close(tw->efd[i]);
 	if (tw->tfd >= 0)
 		close(tw->tfd);
 }
 
 /* Compare the counters with what was seen last; report what grew. */
-static void watch_check(struct tree_watch *tw, const struct sbx_cgroup *cg, struct event_sink *sink)
+static void watch_check(struct tree_watch *tw, struct event_sink *sink)
 {
-	char buf[4096], detail[128];
+	char detail[128];
 	long long v;
 
-	if (tw->ifd >= 0)
-		while (read(tw->ifd, buf, sizeof(buf)) > 0)
-			;
-	v = keyed(cg, "memory.events", "oom_kill");
+	v = keyed_fd(tw->efd[W_MEMORY], "oom_kill");
 	if (v > tw->oom_kill && tw->oom_kill >= 0) {
 		snprintf(detail, sizeof(detail), "%lld process(es) killed for exceeding memory.max",
 			 v - tw->oom_kill);
@@ -498,14 +507,14 @@ static void watch_check(struct tree_watch *tw, const struct sbx_cgroup *cg, stru
 		tw->oom = true;
 	}
 	tw->oom_kill = v;
-	v = keyed(cg, "pids.events", "max");
+	v = keyed_fd(tw->efd[W_PIDS], "max");
 	if (v > tw->pids_max && tw->pids_max >= 0) {
 		snprintf(detail, sizeof(detail), "%lld fork(s) refused at pids.max", v - tw->pids_max);
 		events_lifecycle(sink, "pids_max", detail);
 		tw->pids_hit = true;
 	}
 	tw->pids_max = v;
-	v = keyed(cg, "cgroup.events", "frozen");
+	v = keyed_fd(tw->efd[W_CGROUP], "frozen");
 	if (v >= 0 && tw->frozen >= 0 && v != tw->frozen)
 		events_lifecycle(sink, v ? "frozen" : "thawed", v ? "the tree is frozen" : "the tree runs again");
 	tw->frozen = v;
@@ -820,22 +829,26 @@ static int supervise(pid_t child, struct ring_buffer *rb, struct run_feed *feed,
 		     struct tree_watch *tw, const struct sbx_cgroup *cg, struct event_sink *sink,
 		     const struct run_opts *o, struct dns_resolver *dns)
 {
-	struct pollfd fds[4 + DNS_POLLFDS_MAX] = {
+	struct pollfd fds[3 + W_FILES + DNS_POLLFDS_MAX] = {
 		{ .fd = rb ? ring_buffer__epoll_fd(rb) : feed->fd, .events = POLLIN },
 		{ .fd = sfd, .events = POLLIN },
-		{ .fd = tw->ifd, .events = POLLIN },
 		{ .fd = tw->tfd, .events = POLLIN },
+		{ .fd = tw->efd[W_MEMORY], .events = POLLPRI },
+		{ .fd = tw->efd[W_PIDS], .events = POLLPRI },
+		{ .fd = tw->efd[W_CGROUP], .events = POLLPRI },
 	};
+	const int nfix = 3 + W_FILES;
+	bool changed;
 	struct signalfd_siginfo si;
 	int status, ndns, timeout;
 
 	for (;;) {
-		ndns = dns ? dns_pollfds(dns, fds + 4, DNS_POLLFDS_MAX) : 0;
+		ndns = dns ? dns_pollfds(dns, fds + nfix, DNS_POLLFDS_MAX) : 0;
 		timeout = dns ? dns_next_timeout(dns) : -1;
 		if (timeout < 0 || timeout > 1000)
 			timeout = 1000;
 		fds[0].fd = rb ? fds[0].fd : feed->fd;	/* -1 once the daemon went: not polled */
-		if (poll(fds, 4 + ndns, timeout) < 0 && errno != EINTR)
+		if (poll(fds, nfix + ndns, timeout) < 0 && errno != EINTR)
 			break;
 		if (rb) {
 			ring_buffer__consume(rb);
@@ -844,14 +857,17 @@ static int supervise(pid_t child, struct ring_buffer *rb, struct run_feed *feed,
 			feed_read(feed, sink);
 		}
 		if (dns) {
-			dns_handle(dns, fds + 4, ndns);
+			dns_handle(dns, fds + nfix, ndns);
 			dns_tick(dns);
 			if (!rb)
 				publish_dns(dns, cg->id);
 		}
+		changed = false;
+		for (int i = 3; i < nfix; i++)
+			changed |= !!(fds[i].revents & (POLLPRI | POLLERR));
+		if (changed)
+			watch_check(tw, sink);
 		if (fds[2].revents & POLLIN)
-			watch_check(tw, cg, sink);
-		if (fds[3].revents & POLLIN)
 			watch_timeout(tw, cg, sink, o);
 		if (!(fds[1].revents & POLLIN))
 			continue;
@@ -933,7 +949,7 @@ int do_run(int argc, char **argv)
 	sigset_t mask, old;
 	int sfd = -1, err, ret = 1, status;
 	struct fs_compiled rules = {};
-	struct tree_watch tw = { .ifd = -1, .tfd = -1 };
+	struct tree_watch tw = { .efd = { -1, -1, -1 }, .tfd = -1 };
 	struct run_dns dns = { .sink = &sink, .policy = &o.policy };
 	static struct run_feed feed = { .fd = -1 };
 	bool registered = false, installed = false, net_installed = false, pinned = false, recorded = false;
@@ -1076,7 +1092,7 @@ int do_run(int argc, char **argv)
 	phase("spawned");
 	status = supervise(child, rb, &feed, sfd, &tw, &cg, &sink, &o, dns.r);
 	phase("exited");
-	watch_check(&tw, &cg, &sink);	/* what happened just before the end */
+	watch_check(&tw, &sink);	/* what happened just before the end */
 	ret = run_status(status, &tw, &sink);
 out:
 	/*

@@ -24,17 +24,9 @@ start_daemon() {
 start_daemon
 
 # --- an image: busybox (with its libraries), sbx-probe, a key in root's home --------------
+. /sbx/tests/vm/containers.sh
 ROOT=$W/rootfs
-mkdir -p "$ROOT/bin" "$ROOT/root/.ssh" "$ROOT/tmp" "$ROOT/work" "$ROOT/proc" "$ROOT/dev" "$ROOT/sys" "$ROOT/etc"
-cp "$(command -v busybox)" "$ROOT/bin/busybox"
-for lib in $(ldd "$(command -v busybox)" 2>/dev/null | grep -o '/[^ ]*'); do
-	mkdir -p "$ROOT$(dirname "$lib")" && cp -L "$lib" "$ROOT$lib"
-done
-for a in sh sleep cat echo; do ln -s busybox "$ROOT/bin/$a"; done
-cp "$(command -v sbx-probe)" "$ROOT/bin/sbx-probe"
-echo "PRIVATE KEY" >"$ROOT/root/.ssh/id_rsa"
-echo "root:x:0:0:root:/root:/bin/sh" >"$ROOT/etc/passwd"
-chmod 1777 "$ROOT/tmp"
+container_rootfs "$ROOT"
 
 # A policy with limits: agent-default's reads and writes, and 16 tasks at most.
 cat >"$W/limited.json" <<'EOF'
@@ -145,6 +137,7 @@ check gone/forgotten "$(nothing_attached)" 0
 runc delete -f gone >/dev/null 2>&1
 
 # --- many containers in a row leave the maps as they were ---------------------------------
+# 25 in `make test` (about 20 s under TCG per kernel); SBX_CONTAINERS_N=100 scripts/vm.sh test for more.
 maps() { sbx-bpf status --json | jq -c '[.maps | to_entries[] | select(.key != "events") | {(.key): .value.entries}] | add'; }
 before=$(maps)
 N=${SBX_CONTAINERS_N:-25}
@@ -162,18 +155,7 @@ check many/nothing-attached "$(nothing_attached)" 0
 
 # --- podman, through hooks.d ---------------------------------------------------------------
 if command -v podman >/dev/null; then
-	mkdir -p "$W/hooks.d" /var/lib/containers
-	mount -t tmpfs tmpfs /var/lib/containers
-	for f in /sbx/packaging/oci-hooks.d/*.json; do
-		jq --arg sbx "$SBX" '.hook.path = $sbx' "$f" >"$W/hooks.d/$(basename "$f")"
-	done
-	# No systemd in the VM: cgroupfs and a file for podman's events; no pivot_root (above).
-	printf '[engine]\nno_pivot_root = true\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' \
-		>"$W/containers.conf"
-	export CONTAINERS_CONF="$W/containers.conf"
-	P="podman --storage-driver vfs --hooks-dir $W/hooks.d"
-	tar -C "$ROOT" -cf "$W/img.tar" .
-	$P import "$W/img.tar" localhost/sbx-e2e >/dev/null 2>"$W/import.err" || fail podman/import "$(tail -3 "$W/import.err")"
+	podman_setup "$W" "$ROOT" localhost/sbx-e2e || fail podman/import "$(tail -3 "$W/import.err")"
 	prun() {
 		$P run --rm --network none --security-opt apparmor=unconfined -w /work \
 			--annotation run.oci.hooks.stderr="$W/hook-podman.err" "$@" 2>"$W/podman1.err"

@@ -173,6 +173,8 @@ run_benches() {
 case "$SBX_MODE" in
 test) run_suite ;;
 demo) sh /sbx/tests/vm/demo.sh 2>&1 | tee "$SBX_RESULTS"; echo "SUITE-DONE" >"$SBX_RESULTS" ;;
+demo-containers)
+	sh /sbx/tests/vm/demo-containers.sh 2>&1 | tee "$SBX_RESULTS"; echo "SUITE-DONE" >"$SBX_RESULTS" ;;
 bench) run_benches 2>&1 | tee "$SBX_RESULTS"; echo "SUITE-DONE" >"$SBX_RESULTS" ;;
 shell)
 	echo 'export PATH=/sbx/bin:$PATH' >/etc/profile.d/sbx.sh	# bash -l resets PATH
