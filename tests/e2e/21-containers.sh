@@ -85,15 +85,19 @@ for eng in runc crun; do
 	check "$eng/write-denied" "$(in_engine "$eng" "$eng-w" agent-default sbx-probe open /root/new-$eng creat)" EACCES
 	ev_for "$eng/write-event" "$eng-w" create /root/new-$eng 13
 	check "$eng/write-allowed-tmp" "$(in_engine "$eng" "$eng-t" agent-default sbx-probe open /tmp/new-$eng creat)" OK
-	# A new network namespace has no route: without a policy the connect fails otherwise.
-	check "$eng/connect-denied" "$(in_engine "$eng" "$eng-c" agent-default sbx-probe connect 10.1.2.3 80)" EACCES
-	ev_net "$eng/connect-event" "$eng-c"
-	check "$eng/without-annotation-connect" \
-		"$(in_engine "$eng" "$eng-cn" "" sbx-probe connect 10.1.2.3 80)" ENETUNREACH
-	check "$eng/pids-limit" "$(in_engine "$eng" "$eng-p" "$W/limited.json" sbx-probe forks 40)" EAGAIN
-	wait_event "$eng/pids-event" "$EV" "any(.[]; .type == \"lifecycle\" and .event == \"pids_max\" and
-		.labels[\"container.id\"] == \"$eng-p\")"
-	check "$eng/pids-without" "$(in_engine "$eng" "$eng-pn" "" sbx-probe forks 40)" OK
+	# What the kernel does with a connect or at a limit does not depend on the engine: runc's
+	# are checked here, crun's through podman below (podman runs crun).
+	if [ "$eng" = runc ]; then
+		# A new network namespace has no route: without a policy the connect fails otherwise.
+		check "$eng/connect-denied" "$(in_engine "$eng" "$eng-c" agent-default sbx-probe connect 10.1.2.3 80)" EACCES
+		ev_net "$eng/connect-event" "$eng-c"
+		check "$eng/without-annotation-connect" \
+			"$(in_engine "$eng" "$eng-cn" "" sbx-probe connect 10.1.2.3 80)" ENETUNREACH
+		check "$eng/pids-limit" "$(in_engine "$eng" "$eng-p" "$W/limited.json" sbx-probe forks 40)" EAGAIN
+		wait_event "$eng/pids-event" "$EV" "any(.[]; .type == \"lifecycle\" and .event == \"pids_max\" and
+			.labels[\"container.id\"] == \"$eng-p\")"
+		check "$eng/pids-without" "$(in_engine "$eng" "$eng-pn" "" sbx-probe forks 40)" OK
+	fi
 	check "$eng/cleaned-up" "$(nothing_attached)" 0
 	# A bad annotation: the container does not start, the engine shows why, nothing is attached.
 	out=$(in_engine "$eng" "$eng-bad" no-such-preset sh -c 'echo RAN' 2>&1; cat "$W/$eng-bad.err" \
