@@ -224,29 +224,17 @@ static int parse(int argc, char **argv, struct attach_opts *o, int nargs)
 				return EXIT_USAGE;
 			continue;
 		}
+		if (!o->flag_limits && strchr("AFXL", c))	/* options of attach only */
+			goto usage;
 		switch (c) {
 		case 'd': o->pin_dir = optarg; break;
 		case 'p': o->policy_file = optarg; break;
 		case 'P': o->preset = optarg; break;
 		case 'a': o->audit = true; break;
-		case 'A':
-			if (!o->flag_limits)	/* attach only */
-				goto usage;
-			o->accept = optarg;
-			break;
-		case 'F':
-			if (!o->flag_limits)	/* attach only */
-				goto usage;
-			o->fresh = true;
-			break;
-		case 'X':
-			if (!o->flag_limits)	/* attach only */
-				goto usage;
-			o->from_exec = true;
-			break;
+		case 'A': o->accept = optarg; break;
+		case 'F': o->fresh = true; break;
+		case 'X': o->from_exec = true; break;
 		case 'L':
-			if (!o->flag_limits)	/* attach only */
-				goto usage;
 			if (label_opt(o, optarg))
 				return EXIT_USAGE;
 			break;
