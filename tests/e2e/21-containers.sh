@@ -141,10 +141,10 @@ check gone/forgotten "$(nothing_attached)" 0
 runc delete -f gone >/dev/null 2>&1
 
 # --- many containers in a row leave the maps as they were ---------------------------------
-# 25 in `make test` (about 20 s under TCG per kernel); SBX_CONTAINERS_N=100 scripts/vm.sh test for more.
+# 15 in `make test` (about 12 s under TCG per kernel); SBX_CONTAINERS_N=100 scripts/vm.sh test for more.
 maps() { sbx-bpf status --json | jq -c '[.maps | to_entries[] | select(.key != "events") | {(.key): .value.entries}] | add'; }
 before=$(maps)
-N=${SBX_CONTAINERS_N:-25}
+N=${SBX_CONTAINERS_N:-15}
 bundle "$W/b-many" many /sbx-e2e-many agent-default sbx-probe open /root/.ssh/id_rsa
 t0=$(date +%s)
 denied=0
@@ -158,7 +158,17 @@ check many/maps-as-before "$(maps)" "$before"
 check many/nothing-attached "$(nothing_attached)" 0
 
 # --- podman, through hooks.d ---------------------------------------------------------------
-if command -v podman >/dev/null; then
+# podman, conmon and crun are the same programs whatever the kernel, and what the kernel does
+# for a container is checked above with runc and crun on every kernel. So `make test` runs
+# podman (a minute under TCG) on Debian 13's kernel only; SBX_PODMAN_KERNELS='*' for all.
+podman_here() {
+	# shellcheck disable=SC2254	# a pattern on purpose
+	case "${SBX_KERNEL_RELEASE:-$(uname -r)}" in ${SBX_PODMAN_KERNELS:-6.12.*}) return 0 ;; esac
+	return 1
+}
+if ! podman_here; then
+	echo "INFO $T/podman: not run on this kernel (SBX_PODMAN_KERNELS='${SBX_PODMAN_KERNELS:-6.12.*}')" >>"$LOG"
+elif command -v podman >/dev/null; then
 	podman_setup "$W" "$ROOT" localhost/sbx-e2e || fail podman/import "$(tail -3 "$W/import.err")"
 	prun() {
 		$P run --rm --network none --security-opt apparmor=unconfined -w /work \
