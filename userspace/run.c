@@ -925,6 +925,28 @@ static int recompile_net(struct run_opts *o, __u32 policy_id)
  * stderr. Under the benchmarks' QEMU -icount a nanosecond is an instruction,
  * so the differences say where start-up goes (bench/startup.sh).
  */
+/*
+ * Remove the sandbox's record; true when the shared dns_allow may hold
+ * entries of it: @resolver ran, or a grant was ever recorded (a connect
+ * grant's slots; "next_grant_id" stays once written), or the record
+ * could not be read. Purging scans every bucket of that map (1.4 M
+ * instructions on 6.1, a seventh of a run), so a run that had neither
+ * skips it. Under the records lock: a grant holds it from reading the
+ * record to its last map write, and refuses once the record is gone.
+ */
+static bool unrecord(__u64 cgid, bool resolver)
+{
+	int lock = cli_lock_records();
+	json_t *rec = state_read(SBX_STATE_DIR, cgid);
+	bool written = resolver || lock < 0 || !rec || json_object_get(rec, "next_grant_id");
+
+	json_decref(rec);
+	state_remove(SBX_STATE_DIR, cgid);
+	if (lock >= 0)
+		close(lock);
+	return written;
+}
+
 static void phase(const char *what)
 {
 	static int on = -1;
@@ -953,6 +975,7 @@ int do_run(int argc, char **argv)
 	struct run_dns dns = { .sink = &sink, .policy = &o.policy };
 	static struct run_feed feed = { .fd = -1 };
 	bool registered = false, installed = false, net_installed = false, pinned = false, recorded = false;
+	bool dns_written = true;
 	bool survivors;
 	struct sbx_sandbox sb = {};
 	__u32 sb_flags, policy_id = POLICY_ID;
@@ -1045,9 +1068,11 @@ int do_run(int argc, char **argv)
 	/* What the command inherits beyond its stdio files was opened outside the policy: judged on use. */
 	if (fdscan_self_passes_on() && cli_judge_uses(l, &sb))
 		goto out;
+	phase("fds-scanned");
 	if (pinned)	/* before the sandbox exists: the daemon names its rules from the first event */
 		recorded = !state_write(SBX_STATE_DIR, &(struct state_entry){ .cgroup = cg.path,
 					.cgroup_id = cg.id, .policy_id = policy_id, .audit = o.audit }, &o.policy);
+	phase("recorded");
 	err = loader__add_sandbox(l, cg.id, &sb);
 	if (err) {
 		p_err("cannot register the sandbox: %s", sandbox_install_strerror(err));
@@ -1070,6 +1095,7 @@ int do_run(int argc, char **argv)
 			       strerror(-err));
 	}
 
+	phase("events-open");
 	/* Signals arrive through signalfd; the child gets them unblocked. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -1083,6 +1109,7 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	watch_open(&tw, &cg, o.limits.timeout_ms);
+	phase("watched");
 	child = cgroup_spawn(&cg, o.argv);
 	if (child < 0) {
 		p_err("cannot execute '%s': %s", o.argv[0], strerror(-child));
@@ -1133,12 +1160,12 @@ out:
 	if (net_installed)
 		net_uninstall(l, &o.net);
 	if (recorded)
-		state_remove(SBX_STATE_DIR, cg.id);
+		dns_written = unrecord(cg.id, dns.r != NULL);
 	if (pinned && dns.r)
 		state_remove(SBX_DNS_COUNTS_DIR, cg.id);
 	dns_close(dns.r);
 	phase("entries");
-	if (pinned && registered)
+	if (pinned && registered && dns_written)
 		loader__purge_dns(l, cg.id);	/* the shared map keeps nothing of a sandbox that went */
 	phase("dns-purged");
 	net_compiled_free(&o.net);

@@ -106,6 +106,22 @@ out=$(sbx-bpf run --deny-read "$W/data/a" --events "$W/clean.json" -- sbx-probe 
 check clean/allowed "$out" OK
 check clean/no-events "$(wc -c <"$W/clean.json")" 0
 
+# A run without a resolver skips the purge of dns_allow at its end, unless a grant was
+# recorded: a connect grant's slot made while it ran must still go with it.
+sbx-bpf run --name pin-g --deny-read "$W/data/a" -- sleep 8 >/dev/null 2>"$W/g.err" &
+G=$!
+i=0
+while [ ! -d /sys/fs/cgroup/sbx-bpf/pin-g ] || ! sbx-bpf list --json | jq -e 'any(.[]; .cgroup | endswith("/pin-g"))' >/dev/null; do
+	[ $i -lt 100 ] || break
+	sleep 0.1; i=$((i + 1))
+done
+sbx-bpf grant /sys/fs/cgroup/sbx-bpf/pin-g --connect 127.0.0.2:8081 --ttl 60s >"$W/grant.out" 2>&1
+check granted/exit "$?" 0
+check granted/dns-slot "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 1
+wait "$G"
+check granted/gone-dns-allow "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 0
+check granted/gone-records "$(ls /run/sbx-bpf/sandboxes | wc -l)" 0
+
 # A run killed with -9 while its cgroup lives on: the sandbox stays, and port 53 must not slip
 # past the rules (its steering is pinned: queries go to the dead resolver and are refused).
 sbx-bpf run --name pin-k --deny-read "$W/data/a" --allow-domain one.test -- sleep 60 >/dev/null 2>&1 &
