@@ -926,21 +926,23 @@ static int recompile_net(struct run_opts *o, __u32 policy_id)
  * so the differences say where start-up goes (bench/startup.sh).
  */
 /*
- * Remove the sandbox's record; true when the shared dns_allow may hold
- * entries of it: @resolver ran, or a grant was ever recorded (a connect
- * grant's slots; "next_grant_id" stays once written), or the record
- * could not be read. Purging scans every bucket of that map (1.4 M
- * instructions on 6.1, a seventh of a run), so a run that had neither
- * skips it. Under the records lock: a grant holds it from reading the
- * record to its last map write, and refuses once the record is gone.
+ * Remove the sandbox's record (inode @ino when written); true when the
+ * shared dns_allow may hold entries of it: @resolver ran with names to
+ * allow (every run has a resolver, to refuse names; only allowed ones put
+ * addresses in the map), or another command rewrote the record (a grant:
+ * a connect grant's slots), or that cannot be told. Purging scans every
+ * bucket of the map (1.4 M instructions on 6.1, a seventh of a run), so a
+ * run that had neither skips it. Under the records lock: a grant holds it
+ * from reading the record to its last map write, and refuses once the
+ * sandbox entry is gone, which it is by now.
  */
-static bool unrecord(__u64 cgid, bool resolver)
+static bool unrecord(__u64 cgid, __u64 ino, bool resolver)
 {
 	int lock = cli_lock_records();
-	json_t *rec = state_read(SBX_STATE_DIR, cgid);
-	bool written = resolver || lock < 0 || !rec || json_object_get(rec, "next_grant_id");
+	__u64 now_ino = 0;
+	bool written = resolver || lock < 0 || !ino || state_ino(SBX_STATE_DIR, cgid, &now_ino) ||
+		       now_ino != ino;
 
-	json_decref(rec);
 	state_remove(SBX_STATE_DIR, cgid);
 	if (lock >= 0)
 		close(lock);
@@ -976,6 +978,7 @@ int do_run(int argc, char **argv)
 	static struct run_feed feed = { .fd = -1 };
 	bool registered = false, installed = false, net_installed = false, pinned = false, recorded = false;
 	bool dns_written = true;
+	__u64 record_ino = 0;
 	bool survivors;
 	struct sbx_sandbox sb = {};
 	__u32 sb_flags, policy_id = POLICY_ID;
@@ -1072,6 +1075,8 @@ int do_run(int argc, char **argv)
 	if (pinned)	/* before the sandbox exists: the daemon names its rules from the first event */
 		recorded = !state_write(SBX_STATE_DIR, &(struct state_entry){ .cgroup = cg.path,
 					.cgroup_id = cg.id, .policy_id = policy_id, .audit = o.audit }, &o.policy);
+	if (recorded && state_ino(SBX_STATE_DIR, cg.id, &record_ino))
+		record_ino = 0;	/* unknown: purge at the end */
 	phase("recorded");
 	err = loader__add_sandbox(l, cg.id, &sb);
 	if (err) {
@@ -1160,7 +1165,7 @@ out:
 	if (net_installed)
 		net_uninstall(l, &o.net);
 	if (recorded)
-		dns_written = unrecord(cg.id, dns.r != NULL);
+		dns_written = unrecord(cg.id, record_ino, dns.r && net_wants_resolver(&o.policy));
 	if (pinned && dns.r)
 		state_remove(SBX_DNS_COUNTS_DIR, cg.id);
 	dns_close(dns.r);

@@ -226,6 +226,20 @@ json_t *state_read(const char *dir, __u64 cgid)
 	return json_load_file(path, 0, NULL);
 }
 
+int state_ino(const char *dir, __u64 cgid, __u64 *ino)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int err = state_path(dir, cgid, "", path, sizeof(path));
+
+	if (err)
+		return err;
+	if (stat(path, &st))
+		return -errno;
+	*ino = st.st_ino;
+	return 0;
+}
+
 /* Grant ids are not indices: grants come and go. The text was made when the grant was. */
 static const char *grant_text(const json_t *st, __u32 id)
 {

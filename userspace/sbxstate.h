@@ -68,6 +68,12 @@ int state_trylock(const char *dir);
 int state_remove(const char *dir, __u64 cgid);
 /* The record of @cgid (caller owns it), or NULL. */
 json_t *state_read(const char *dir, __u64 cgid);
+/*
+ * The inode number of @cgid's record in *@ino, or -errno. Records are
+ * replaced whole (a new file renamed over the old), so a number that
+ * changed means another command rewrote the record.
+ */
+int state_ino(const char *dir, __u64 cgid, __u64 *ino);
 /* The text of @rule_id in a record (a policy rule, a grant), or NULL (built-in ids, unknown ids). */
 const char *state_rule_text(const json_t *st, __u32 rule_id);
 /*
