@@ -1355,10 +1355,21 @@ int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb
 	return bpf_map_lookup_elem(l->fd[M_SANDBOXES], &cgid, sb) ? -errno : 0;
 }
 
-/* Switch @cgid to another policy in one map update: no moment without one. */
+/*
+ * Switch @cgid to another policy in one map update: no moment without one.
+ * Never back to arming: the callers (grant, a resolver's ports) read the
+ * entry, change it and write it whole, and the cgroup's first exec may
+ * have cleared SBX_SANDBOX_ARMING in between; writing the flag back would
+ * take a sandbox in force out of it until the next exec. Without the flag
+ * an entry still arming goes in force now, which at worst stops a
+ * container from starting (fail closed). Only loader__add_sandbox arms.
+ */
 int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
 {
-	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_EXIST))
+	struct sbx_sandbox v = *sb;
+
+	v.flags &= ~SBX_SANDBOX_ARMING;
+	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, &v, BPF_EXIST))
 		return -errno;
 	fdj_release(l);
 	return 0;

@@ -932,13 +932,12 @@ static int recompile_net(struct run_opts *o, __u32 policy_id)
  * addresses in the map), or another command rewrote the record (a grant:
  * a connect grant's slots), or that cannot be told. Purging scans every
  * bucket of the map (1.4 M instructions on 6.1, a seventh of a run), so a
- * run that had neither skips it. Under the records lock: a grant holds it
- * from reading the record to its last map write, and refuses once the
- * sandbox entry is gone, which it is by now.
+ * run that had neither skips it. Under the records lock (@lock, let go
+ * here): a grant holds it from reading the record to its last map write,
+ * and refuses once the sandbox entry is gone, which it is by now.
  */
-static bool unrecord(__u64 cgid, __u64 ino, bool resolver)
+static bool unrecord(__u64 cgid, __u64 ino, bool resolver, int lock)
 {
-	int lock = cli_lock_records();
 	__u64 now_ino = 0;
 	bool written = resolver || lock < 0 || !ino || state_ino(SBX_STATE_DIR, cgid, &now_ino) ||
 		       now_ino != ino;
@@ -979,6 +978,7 @@ int do_run(int argc, char **argv)
 	bool registered = false, installed = false, net_installed = false, pinned = false, recorded = false;
 	bool dns_written = true;
 	__u64 record_ino = 0;
+	int rec_lock = -1;
 	bool survivors;
 	struct sbx_sandbox sb = {};
 	__u32 sb_flags, policy_id = POLICY_ID;
@@ -1133,6 +1133,13 @@ out:
 	 * programs go with this process: say so, loudly.
 	 */
 	snprintf(cg_path, sizeof(cg_path), "%s", cg.path);
+	/*
+	 * From the cgroup's removal to the record's, the records lock: the
+	 * daemon's sweep forgets sandboxes whose cgroup is gone (forget.c), and
+	 * must not take this one, still being taken down, for such (a "gone"
+	 * record among this run's events, its entry removed under it).
+	 */
+	rec_lock = recorded ? cli_lock_records() : -1;
 	survivors = cgroup_destroy(&cg) != 0;
 	phase("cgroup-gone");
 	if (survivors)
@@ -1165,7 +1172,7 @@ out:
 	if (net_installed)
 		net_uninstall(l, &o.net);
 	if (recorded)
-		dns_written = unrecord(cg.id, record_ino, dns.r && net_wants_resolver(&o.policy));
+		dns_written = unrecord(cg.id, record_ino, dns.r && net_wants_resolver(&o.policy), rec_lock);
 	if (pinned && dns.r)
 		state_remove(SBX_DNS_COUNTS_DIR, cg.id);
 	dns_close(dns.r);

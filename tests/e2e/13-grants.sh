@@ -179,5 +179,34 @@ check detach/read-grant-gone "$(probe open "$W/data/secret")" EACCES
 check detach/connect-grant-gone "$(probe connect 127.0.0.5 8081)" EACCES
 sbx-bpf detach "$CG"
 
+# --- a grant on a sandbox still arming (the OCI hook's --fresh --from-exec) puts it in force --
+# The first file grant on a --fresh sandbox turns on the judging of descriptor uses: it writes
+# the whole entry back. Had it kept the arming flag, an exec between its read and its write
+# would be undone: the sandbox out of force until the next exec. So it never writes the flag:
+# the policy is in force at once. A shell in the cgroup, which execs nothing, opens with
+# redirections (builtins only: an exec would arm the sandbox itself).
+sbx-bpf attach "$CG" --policy "$W/p.json" --fresh --from-exec 2>"$W/arm.err"
+check arming/attach "$?" 0
+CGID=$(stat -c %i "$CG")
+check arming/listed "$(sbx-bpf list --json | jq -c ".[] | select(.cgroup_id == $CGID) | [.mode, .arming]")" '["enforce",true]'
+rm -f "$W/go"
+# Its output goes through a pipe: a file opened outside would be judged on use once in force.
+sh -c 'echo $$ >'"$CG"'/cgroup.procs
+	if (read l <'"$W/data/secret"'); then echo OK; else echo EACCES; fi
+	while [ ! -e '"$W/go"' ]; do :; done
+	if (read l <'"$W/data/secret"'); then echo OK; else echo EACCES; fi' 2>&1 | cat >"$W/arm.out" &
+ARM=$!
+i=0
+while [ ! -s "$W/arm.out" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sbx-bpf grant "$CG" --read "$W/data/other" --ttl 60s >/dev/null 2>"$W/arm-grant.err"
+check arming/grant "$?" 0
+check arming/in-force "$(sbx-bpf list --json | jq -c ".[] | select(.cgroup_id == $CGID) | [.mode, .arming]")" '["enforce",false]'
+touch "$W/go"
+wait "$ARM"
+check arming/before-and-after "$(grep -E '^(OK|EACCES)$' "$W/arm.out" | tr '\n' ' ')" "OK EACCES "
+wait_event arming/event "$W/ev2.json" "any(.[]; .type == \"violation\" and .op == \"read\" and
+	.path == \"$W/data/secret\" and .sandbox_cgroup_id == $CGID)"
+sbx-bpf detach "$CG"
+
 kill "$HTTP" "$D" 2>/dev/null; wait "$HTTP" "$D" 2>/dev/null
 rmdir "$CG" 2>/dev/null
