@@ -336,22 +336,11 @@ static __always_inline void stat_inc(__u32 idx)
 }
 
 /*
- * The sandboxes governing the current task: every listed cgroup on the path
- * from the root to the task's own, outermost first. Each must allow an
- * operation (a policy below another can only narrow it). More listed levels
- * than SBX_NEST_MAX cannot all be judged: such a task is denied everything
- * (userspace refuses to attach that deep, so this is a fail-safe).
- */
-/*
- * A global function (defined in fs.bpf.c, like the others below): the
- * verifier checks it once per program, not once per call site and state.
- */
-/*
  * Whether an SBX_SANDBOX_ARMING sandbox lies over the task: it is outside
  * for now, but must not be cached as outside (its exec puts it in force
  * without voiding the cache). Asked only when no sandbox in force was found
  * and some entry is arming (arming_set: userspace sets it before adding
- * one). A walk of its own, not a flag carried through the walks above:
+ * one). A walk of its own, not a flag carried through the walks below:
  * that flag doubled the states the verifier explores in their loops (9,000
  * instructions more in each of the 57 programs).
  */
@@ -380,6 +369,17 @@ __noinline int sbx_arming_here(void)
 extern int sbx_arming_here(void);
 #endif
 
+/*
+ * The sandboxes governing the current task: every listed cgroup on the path
+ * from the root to the task's own, outermost first. Each must allow an
+ * operation (a policy below another can only narrow it). More listed levels
+ * than SBX_NEST_MAX cannot all be judged: such a task is denied everything
+ * (userspace refuses to attach that deep, so this is a fail-safe).
+ */
+/*
+ * A global function (defined in fs.bpf.c, like the others below): the
+ * verifier checks it once per program, not once per call site and state.
+ */
 #ifdef SBX_DEFINE_MAPS
 __noinline int sbx_current_chain(struct sbx_chain *c)
 {

@@ -921,11 +921,6 @@ static int recompile_net(struct run_opts *o, __u32 policy_id)
 }
 
 /*
- * SBX_TRACE_PHASES=1: CLOCK_MONOTONIC at the end of each start-up phase, on
- * stderr. Under the benchmarks' QEMU -icount a nanosecond is an instruction,
- * so the differences say where start-up goes (bench/startup.sh).
- */
-/*
  * Remove the sandbox's record (inode @ino when written); true when the
  * shared dns_allow may hold entries of it: @resolver ran with names to
  * allow (every run has a resolver, to refuse names; only allowed ones put
@@ -948,6 +943,11 @@ static bool unrecord(__u64 cgid, __u64 ino, bool resolver, int lock)
 	return written;
 }
 
+/*
+ * SBX_TRACE_PHASES=1: CLOCK_MONOTONIC at the end of each start-up phase, on
+ * stderr. Under the benchmarks' QEMU -icount a nanosecond is an instruction,
+ * so the differences say where start-up goes (bench/startup.sh).
+ */
 static void phase(const char *what)
 {
 	static int on = -1;
