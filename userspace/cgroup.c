@@ -93,6 +93,25 @@ int cgroup_id_of(const char *path, __u64 *id)
 	return 0;
 }
 
+#define FILEID_KERNFS	0xfe	/* linux/exportfs.h: a kernfs node by its 64-bit id */
+
+int cgroup_id_alive(int mount_fd, __u64 id)
+{
+	struct {
+		struct file_handle fh;
+		__u64 cgid;
+	} h = { .fh.handle_bytes = sizeof(__u64), .fh.handle_type = FILEID_KERNFS };
+	int fd;
+
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(mount_fd, &h.fh, O_PATH | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == ESTALE ? 0 : -errno;
+}
+
 static const char *const controller_names[CGROUP_CTRL__COUNT] = { "cpu", "memory", "io", "pids" };
 
 const char *cgroup_controller_name(unsigned bit_index)

@@ -80,6 +80,13 @@ int cgroup_read(const struct sbx_cgroup *cg, const char *file, char *buf, size_t
 /* The id of the cgroup at @path (what bpf_get_current_cgroup_id returns). */
 int cgroup_id_of(const char *path, __u64 *id);
 /*
+ * Whether the cgroup with id @id exists, asked of the cgroup2 file system
+ * that @mount_fd is open on by the id alone: 1, 0 when it is gone (ids are
+ * never reused), or -errno when that cannot be told (not root, no such
+ * file system). No path, no record to read.
+ */
+int cgroup_id_alive(int mount_fd, __u64 id);
+/*
  * Start @argv inside @cg with clone3(CLONE_INTO_CGROUP): the child never
  * runs an instruction outside the cgroup. Returns the pid, or -errno (also
  * when exec fails in the child: the errno is passed back through a pipe).

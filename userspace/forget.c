@@ -3,9 +3,12 @@
  * forget.c — a sandbox's traces out of the pinned set (forget.h).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <jansson.h>
 
+#include "cgroup.h"
 #include "forget.h"
 #include "loader.h"
 #include "sbxstate.h"
@@ -25,6 +28,18 @@ int sandbox_forget(struct sbx_loader *l, const char *pin_dir, __u64 cgid, const 
 	if (sb->flags & SBX_SANDBOX_FD_JUDGE)
 		loader__fd_judging_settle(l);
 	return 0;
+}
+
+/* The cgroup2 file system, opened once (-1 when there is none: every sandbox's record is then read). */
+static int cgroup_fd(void)
+{
+	static int fd = -2;
+	char mnt[PATH_MAX];
+
+	if (fd == -2)
+		fd = cgroup_layout(mnt, sizeof(mnt)) != CGROUP_NONE && mnt[0] ?
+			     open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	return fd;
 }
 
 bool sandbox_cgroup_gone(const char *path, __u64 cgid)
@@ -48,13 +63,20 @@ int sandbox_forget_gone(struct sbx_loader *l, const char *pin_dir, forget_fn fn,
 	/* Collected first: removing entries while walking the map's keys would restart the walk. */
 	while (n < (int)(sizeof(gone) / sizeof(gone[0])) &&
 	       !loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
+		first = false;
+		prev = cgid;
+		/*
+		 * A live cgroup, told by its id, needs no record read: records
+		 * hold whole policies (10,000 rules are megabytes of JSON), and
+		 * the daemon sweeps every 5 s.
+		 */
+		if (cgroup_id_alive(cgroup_fd(), cgid) > 0)
+			continue;
 		json_t *st = state_read(SBX_STATE_DIR, cgid);
 
 		if (sandbox_cgroup_gone(json_string_value(json_object_get(st, "cgroup")), cgid))
 			gone[n++] = cgid;
 		json_decref(st);
-		first = false;
-		prev = cgid;
 	}
 	for (int i = 0; i < n; i++) {
 		json_t *st = state_read(SBX_STATE_DIR, gone[i]);

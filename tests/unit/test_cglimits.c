@@ -7,6 +7,10 @@
  * limited device, keys merged by each write, a line of all max removed).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -488,10 +492,34 @@ static void test_controller_list(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* A cgroup is told alive or gone by its id alone (the daemon's sweep), on this host's real cgroup2. */
+static void test_id_alive(void **state)
+{
+	char mnt[PATH_MAX], path[PATH_MAX + 32];
+	__u64 id;
+	int fd;
+
+	(void)state;
+	if (cgroup_layout(mnt, sizeof(mnt)) == CGROUP_NONE || !mnt[0] || geteuid() != 0)
+		skip();
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	snprintf(path, sizeof(path), "%s/sbx-unit-alive-%d", mnt, (int)getpid());
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(cgroup_id_of(path, &id), 0);
+	assert_int_equal(cgroup_id_alive(fd, id), 1);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(cgroup_id_alive(fd, id), 0);
+	assert_int_equal(cgroup_id_of(mnt, &id), 0);
+	assert_int_equal(cgroup_id_alive(fd, id), 1);	/* the root */
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_attach),
+		cmocka_unit_test(test_id_alive),
 		cmocka_unit_test(test_failure_midway_rolls_back),
 		cmocka_unit_test(test_rollback_after_success),
 		cmocka_unit_test(test_reattach_keeps_originals),
