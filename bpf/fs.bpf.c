@@ -120,6 +120,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define SBX_DEFINE_MAPS
 #include "sandbox.h"
+/* sbx_abi.h's filter of fs_rules keys: written by userspace before each key (loader__put_fs_rule). */
+volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
+
 #include "fs_match.h"
 
 /* --- where an object is: dentry + mount → absolute path --------------------- */
@@ -206,6 +209,23 @@ static __always_inline bool attached(struct mount *m)
 	return false;
 }
 
+/*
+ * An inline name (@len < SBX_INLINE_NAME bytes) to @dst, 8 bytes at a time:
+ * the last word runs past the name into what the walk wrote before it (the
+ * rest of the path), so those 8 bytes are kept and put back. The walk
+ * buffer extends well past SBX_PATH_MAX, so the words stay inside it.
+ */
+static __always_inline void copy_name(char *dst, const unsigned char *name, __u32 len)
+{
+	__u64 keep = *(__u64 *)(dst + len);
+
+#pragma unroll
+	for (int k = 0; k < SBX_INLINE_NAME; k += 8)
+		if (k < len)
+			*(__u64 *)(dst + k) = *(const __u64 *)(name + k);
+	*(__u64 *)(dst + len) = keep;
+}
+
 /* One step up: a component, or a mount crossing. */
 static long up_step(__u32 i, void *ctx)
 {
@@ -240,10 +260,7 @@ static long up_step(__u32 i, void *ctx)
 	}
 	w->pos -= l.len;
 	if (inline_name) {
-#pragma unroll
-		for (int k = 0; k < SBX_INLINE_NAME; k++)
-			if (k < l.len)
-				w->buf[(w->pos + k) & (SBX_PATH_MAX - 1)] = l.iname[k];
+		copy_name(w->buf + (w->pos & (SBX_PATH_MAX - 1)), l.iname, l.len);
 	} else if (bpf_probe_read_kernel(w->buf + (w->pos & (SBX_PATH_MAX - 1)),
 					 l.len & SBX_NAME_MAX, l.name)) {
 		w->state = WALK_UNRESOLVED;

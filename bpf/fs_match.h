@@ -5,12 +5,13 @@
  * same code through BPF_PROG_TEST_RUN on a kernel that refuses LSM programs.
  *
  * One walk over the path, byte by byte (bpf_loop, so the verifier sees one
- * small callback instead of a 4096-iteration unrolled loop), keeps two
- * hashes of the prefix read so far and two of the current component. At
- * every component end ("/" = the empty prefix before the first component,
- * then each '/' and the end of the path):
+ * small callback instead of a 4096-iteration unrolled loop), hashes the
+ * current component's bytes two ways. At every component end ("/" = the
+ * empty prefix before the first component, then each '/' and the end of
+ * the path):
  *
- *   - the prefix is looked up as an absolute rule path;
+ *   - the component is folded into the prefix's two hashes, and the prefix
+ *     is looked up as an absolute rule path (sbx_abi.h: the same key);
  *   - the last k components (k = 1..SBX_ANY_DEPTH_MAX, only the k the
  *     policy uses) are looked up as an any-depth pattern.
  *
@@ -20,7 +21,8 @@
  * match denies writes for good. Cost: at most 1 + popcount(mask) lookups per
  * component, whatever the number of rules.
  *
- * The includer defines the fs_rules map before including this file.
+ * The includer defines the fs_rules map and the fs_filter array (sbx_abi.h)
+ * before including this file.
  */
 #ifndef SBX_FS_MATCH_H
 #define SBX_FS_MATCH_H
@@ -37,7 +39,7 @@ struct fs_state {
 	__u32 policy_id;
 	__u32 mask;		/* any-depth component counts in use */
 	__u32 ncomp;		/* components ended so far */
-	__u64 h1, h2;		/* of path[0..i) */
+	__u64 h1, h2;		/* of path[0..i): its components folded */
 	__u64 c1, c2;		/* of the current component */
 	__u64 comp1[SBX_ANY_DEPTH_MAX], comp2[SBX_ANY_DEPTH_MAX];	/* last components, ring */
 	__u32 mandatory;	/* a mandatory rule matched: writes stay denied */
@@ -83,10 +85,15 @@ static __always_inline void fs_lookup(struct fs_state *w, struct fs_verdict *hit
 				      __u32 len, __u64 h1, __u64 h2)
 {
 	struct sbx_fs_key key = { .policy_id = w->policy_id, .len = len, .h1 = h1, .h2 = h2 };
-	struct sbx_fs_rule *r = bpf_map_lookup_elem(&fs_rules, &key);
+	__u32 bit = sbx_fs_filter_bit(w->policy_id, len, h1, h2);
+	struct sbx_fs_rule *r;
 	__u64 exp;
 	__u32 off;
 
+	/* No rule has this key's bit: no rule has this key (the common case, no lookup). */
+	if (!(fs_filter[(bit >> 6) & (SBX_FS_FILTER_WORDS - 1)] & (1ULL << (bit & 63))))
+		return;
+	r = bpf_map_lookup_elem(&fs_rules, &key);
 	if (!r)
 		return;
 	/*
@@ -152,6 +159,10 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 
 	if (!w)
 		return 0;
+	if (prefix_len) {
+		w->h1 = sbx_seq_hash(w->h1, w->c1);
+		w->h2 = sbx_seq_hash(w->h2, w->c2);
+	}
 	fs_lookup(w, &hit, &flags, prefix_len, w->h1, w->h2);
 	if (prefix_len) {
 		__u32 idx = w->ncomp & (SBX_ANY_DEPTH_MAX - 1);
@@ -169,7 +180,7 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 	return 0;
 }
 
-/* One path byte: fold it into the hashes; a '/' ends a component first. */
+/* One path byte: a '/' ends a component; any other goes into its hashes. */
 static __always_inline void fs_walk_byte(struct fs_walk *w, unsigned char c, __u32 pos)
 {
 	if (c == '/') {
@@ -180,8 +191,6 @@ static __always_inline void fs_walk_byte(struct fs_walk *w, unsigned char c, __u
 		w->st.c1 = sbx_hash_byte(w->st.c1, c);
 		w->st.c2 = sbx_hash2_byte(w->st.c2, c);
 	}
-	w->st.h1 = sbx_hash_byte(w->st.h1, c);
-	w->st.h2 = sbx_hash2_byte(w->st.h2, c);
 }
 
 /* FS_WALK_STRIDE bytes per bpf_loop iteration: fewer callback calls per path. */

@@ -647,30 +647,47 @@ static __always_inline bool judge_select(struct judge *j, __u32 i)
 	return j->sb != NULL;
 }
 
-/* Task state and a work slot for @j, unless it has them (a second judge_begin: the same slot). */
-static __always_inline bool judge_memory(struct judge *j)
+/*
+ * Task state and a work slot for @j, unless it has them (a second
+ * judge_begin: the same slot): 1, or 0 when the task is in no sandbox, or
+ * -EACCES when there is no memory to judge with (or every slot of this CPU
+ * is taken). A task that has no state was never judged: whether it is
+ * sandboxed at all is asked before its state is made, so that host tasks
+ * get none. One that has state goes straight to its chain, which answers
+ * that question too: one walk of its cgroups, not two.
+ */
+static __always_inline int judge_memory(struct judge *j)
 {
-	if (!j->s)
-		j->s = work_get();
-	return j->s != NULL;
+	if (j->s)
+		return 1;
+	if (!bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0) &&
+	    !current_chain_n())
+		return 0;
+	j->s = work_get();
+	if (j->s)
+		return 1;
+	return current_chain_n() ? -EACCES : 0;
 }
 
 /* 1: sandboxed, go on judging; 0: not sandboxed; -EACCES: cannot judge (no memory). */
 static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 {
+	int res;
+
 	/*
-	 * Task state and working memory only for sandboxed tasks: look before
-	 * creating them. @outside_checked: the caller's short way already let
-	 * the outside go (file_permission, whose frame has no room for it here).
+	 * @outside_checked: the caller's short way already let the outside go
+	 * (file_permission, whose frame has no room for it here).
 	 */
-	if ((!outside_checked && task_outside()) || !current_chain_n())
+	if (!outside_checked && task_outside())
 		return 0;
-	if (!judge_memory(j)) {
-		/* No memory to judge with (or every slot of this CPU taken): fail closed; the lost event is counted. */
+	res = judge_memory(j);
+	if (res < 0) {
+		/* Fail closed; the lost event is counted. */
 		stat_inc(SBX_STAT_DENIED);
 		stat_inc(SBX_STAT_EVENTS_LOST);
-		return -EACCES;
 	}
+	if (res <= 0)
+		return res;
 	j->s->ev.flags = 0;
 	j->s->ev.path_len = 0;
 	j->s->ev.path2_len = 0;
@@ -686,6 +703,8 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 		stat_inc(SBX_STAT_DENIED);
 		return -EACCES;
 	}
+	if (!j->s->chain.n)
+		return 0;	/* a task with state, in no sandbox (any more) */
 	return judge_select(j, 0) ? 1 : 0;
 }
 

@@ -106,9 +106,13 @@ struct sbx_outside {
  * fs_rules: what the policy says about one path or one any-depth pattern.
  *
  * Absolute rule paths ("/home/u/.ssh"; "/" is the empty string) are keyed by
- * their length in bytes and two independent hashes of their bytes; the
- * kernel hashes every '/'-bounded prefix of the path being judged and looks
- * each one up: one lookup per component, whatever the number of rules.
+ * their length in bytes and two independent hashes: each component's bytes
+ * hashed on its own, the components folded in order (sbx_seq_hash) from
+ * SBX_HASH_INIT / SBX_HASH2_INIT. The kernel extends the prefix's hashes by
+ * one fold per component of the path being judged and looks each prefix
+ * up: one lookup per component, whatever the number of rules, and each byte
+ * hashed once per hash, not once for the component and again for the
+ * prefix.
  *
  * Any-depth patterns ("**" "/.git/hooks") are keyed by SBX_FS_KEY_ANY_DEPTH |
  * number of components and a hash over the components' own hashes
@@ -120,6 +124,28 @@ struct sbx_outside {
  * not a practical attack on a non-cryptographic hash of 64 bits.
  */
 #define SBX_FS_KEY_ANY_DEPTH	0x80000000u
+
+/*
+ * fs_filter: one bit per fs_rules key (a Bloom filter with one hash, in the
+ * programs' .bss), set by userspace before it writes the key and never
+ * cleared while the programs are loaded. Almost every prefix of a judged
+ * path matches no rule: its clear bit answers that without the hash-map
+ * lookup that was most of a path's matching cost. A set bit only means
+ * "look". 2^21 bits (256 KiB): about 1 % of misses still look with 20,000
+ * keys in the map; a filter filling up with keys of policies long gone
+ * makes lookups as frequent as without it, never fewer than needed.
+ */
+#define SBX_FS_FILTER_SHIFT	21
+#define SBX_FS_FILTER_WORDS	(1u << (SBX_FS_FILTER_SHIFT - 6))
+
+/* The filter bit of @k: every field of the key mixed in, the top bits kept. */
+static inline __u32 sbx_fs_filter_bit(__u32 policy_id, __u32 len, __u64 h1, __u64 h2)
+{
+	__u64 x = h1 ^ (h2 * 0xbf58476d1ce4e5b9ULL) ^ (((__u64)policy_id << 32 | len) * 0x94d049bb133111ebULL);
+
+	x ^= x >> 31;
+	return (__u32)((x * 0x9e3779b97f4a7c15ULL) >> (64 - SBX_FS_FILTER_SHIFT));
+}
 #define SBX_ANY_DEPTH_READ_SHIFT	8
 
 struct sbx_fs_key {

@@ -31,21 +31,9 @@ static void hash_bytes(const char *s, size_t len, __u64 *h1, __u64 *h2)
 	}
 }
 
-struct sbx_fs_key fs_key_absolute(__u32 policy_id, const char *path)
+/* The components of @rel ("a/b/c", at least one) folded into @key's hashes, oldest first; how many. */
+static __u32 fold_components(struct sbx_fs_key *key, const char *rel)
 {
-	struct sbx_fs_key key = { .policy_id = policy_id };
-	size_t len = strlen(path);
-
-	if (len == 1 && path[0] == '/')
-		len = 0;
-	hash_bytes(path, len, &key.h1, &key.h2);
-	key.len = (__u32)len;
-	return key;
-}
-
-struct sbx_fs_key fs_key_any_depth(__u32 policy_id, const char *rel)
-{
-	struct sbx_fs_key key = { .policy_id = policy_id, .h1 = SBX_HASH_INIT, .h2 = SBX_HASH2_INIT };
 	__u32 k = 0;
 
 	for (const char *p = rel;; ) {
@@ -53,14 +41,35 @@ struct sbx_fs_key fs_key_any_depth(__u32 policy_id, const char *rel)
 		__u64 c1, c2;
 
 		hash_bytes(p, n, &c1, &c2);
-		key.h1 = sbx_seq_hash(key.h1, c1);
-		key.h2 = sbx_seq_hash(key.h2, c2);
+		key->h1 = sbx_seq_hash(key->h1, c1);
+		key->h2 = sbx_seq_hash(key->h2, c2);
 		k++;
 		if (!p[n])
 			break;
 		p += n + 1;
 	}
-	key.len = SBX_FS_KEY_ANY_DEPTH | k;
+	return k;
+}
+
+/* A path's key is its length and its components folded (sbx_abi.h), as the kernel folds them walking it. */
+struct sbx_fs_key fs_key_absolute(__u32 policy_id, const char *path)
+{
+	struct sbx_fs_key key = { .policy_id = policy_id, .h1 = SBX_HASH_INIT, .h2 = SBX_HASH2_INIT };
+	size_t len = strlen(path);
+
+	if (len == 1 && path[0] == '/')
+		len = 0;
+	if (len)
+		fold_components(&key, path + 1);
+	key.len = (__u32)len;
+	return key;
+}
+
+struct sbx_fs_key fs_key_any_depth(__u32 policy_id, const char *rel)
+{
+	struct sbx_fs_key key = { .policy_id = policy_id, .h1 = SBX_HASH_INIT, .h2 = SBX_HASH2_INIT };
+
+	key.len = SBX_FS_KEY_ANY_DEPTH | fold_components(&key, rel);
 	return key;
 }
 

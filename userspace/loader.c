@@ -436,6 +436,10 @@ void loader__destroy(struct sbx_loader *l)
 int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
 			const struct sbx_fs_rule *rule)
 {
+	__u32 bit = sbx_fs_filter_bit(key->policy_id, key->len, key->h1, key->h2);
+
+	/* The bit before the key: a program that finds the key must find its bit set (sbx_abi.h). */
+	__atomic_fetch_or(&l->bss->fs_filter[bit >> 6], 1ULL << (bit & 63), __ATOMIC_SEQ_CST);
 	if (bpf_map_update_elem(l->fd[M_FS_RULES], key, rule, BPF_ANY))
 		return -errno;
 	return 0;

@@ -31,6 +31,9 @@ struct {
 	__type(value, struct path_buf);
 } bufs SEC(".maps");
 
+/* The key filter fs_match.h reads; fs_match_test.c sets a key's bit with the key, as the loader does. */
+volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
+
 #include "fs_match.h"
 
 /* Keep in step with struct match_args in fs_match_test.c (test-only ABI). */

@@ -51,7 +51,16 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Empty the rule map and the policy between tests. */
+/* Write one key as loader__put_fs_rule does: its filter bit first. */
+static void put_rule(const struct sbx_fs_key *key, const struct sbx_fs_rule *rule)
+{
+	__u32 bit = sbx_fs_filter_bit(key->policy_id, key->len, key->h1, key->h2);
+
+	skel->bss->fs_filter[bit >> 6] |= 1ULL << (bit & 63);
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.fs_rules), key, rule, BPF_ANY), 0);
+}
+
+/* Empty the rule map, its filter and the policy between tests. */
 static int clear_rules(void **state)
 {
 	int fd = bpf_map__fd(skel->maps.fs_rules);
@@ -60,6 +69,7 @@ static int clear_rules(void **state)
 	(void)state;
 	while (!bpf_map_get_next_key(fd, NULL, &key))
 		bpf_map_delete_elem(fd, &key);
+	memset((void *)skel->bss->fs_filter, 0, sizeof(skel->bss->fs_filter));
 	for (size_t i = 0; i < pol.nr_rules; i++)
 		free(pol.rules[i].path);
 	free(pol.rules);
@@ -81,11 +91,10 @@ static __u32 add(enum rule_kind kind, enum rule_scope scope, const char *path)
 static void install(__u32 policy_id)
 {
 	struct fs_compiled c;
-	int fd = bpf_map__fd(skel->maps.fs_rules);
 
 	assert_int_equal(fs_compile(&pol, policy_id, &c), 0);
 	for (size_t i = 0; i < c.nr; i++)
-		assert_int_equal(bpf_map_update_elem(fd, &c.entries[i].key, &c.entries[i].rule, BPF_ANY), 0);
+		put_rule(&c.entries[i].key, &c.entries[i].rule);
 	mask = c.any_depth_mask;
 	fs_compiled_free(&c);
 }
@@ -341,7 +350,7 @@ static void grant_entry(const char *path, __u32 id, __u64 expires, const struct 
 		r.base_unix_rule = base->unix_rule;
 		r.base_flags = base->flags;
 	}
-	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.fs_rules), &key, &r, BPF_ANY), 0);
+	put_rule(&key, &r);
 }
 
 /* A grant's entry says its own verdict until it expires, then the policy's (the kernel ends it). */
@@ -371,7 +380,27 @@ static void test_grant_expiry(void **state)
 	/* expires_ns 0: no grant, whatever the base fields say. */
 	policy_own.base_flags = SBX_FS_ALLOW_READ;
 	policy_own.expires_ns = 0;
-	assert_int_equal(bpf_map_update_elem(fd, &key, &policy_own, BPF_ANY), 0);
+	put_rule(&key, &policy_own);
+	assert_read("/home/u/.ssh/id_rsa", 1, d);
+}
+
+/*
+ * The matcher looks a key up only when its filter bit is set: the bit the
+ * programs compute is the one userspace sets (every other test here relies
+ * on it), and a key written without its bit is not seen, which is why the
+ * loader sets the bit first.
+ */
+static void test_filter_gates_lookups(void **state)
+{
+	__u32 d;
+
+	(void)state;
+	d = add(RULE_DENY_READ, RULE_ABSOLUTE, "/home/u/.ssh");
+	install(1);
+	assert_read("/home/u/.ssh/id_rsa", 1, d);
+	memset((void *)skel->bss->fs_filter, 0, sizeof(skel->bss->fs_filter));
+	assert_read("/home/u/.ssh/id_rsa", 0, SBX_RULE_NONE);
+	install(1);
 	assert_read("/home/u/.ssh/id_rsa", 1, d);
 }
 
@@ -379,6 +408,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_no_rules, clear_rules),
+		cmocka_unit_test_setup(test_filter_gates_lookups, clear_rules),
 		cmocka_unit_test_setup(test_deny_read_covers_subtree_not_siblings, clear_rules),
 		cmocka_unit_test_setup(test_read_nesting, clear_rules),
 		cmocka_unit_test_setup(test_write_nesting, clear_rules),
