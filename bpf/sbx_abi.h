@@ -124,6 +124,14 @@ struct sbx_outside {
  * not a practical attack on a non-cryptographic hash of 64 bits.
  */
 #define SBX_FS_KEY_ANY_DEPTH	0x80000000u
+#define SBX_ANY_DEPTH_READ_SHIFT	8
+
+struct sbx_fs_key {
+	__u32 policy_id;
+	__u32 len;		/* bytes of the rule path, or ANY_DEPTH | components */
+	__u64 h1;
+	__u64 h2;
+};
 
 /*
  * fs_filter: one bit per fs_rules key (a Bloom filter with one hash, in the
@@ -138,7 +146,7 @@ struct sbx_outside {
 #define SBX_FS_FILTER_SHIFT	21
 #define SBX_FS_FILTER_WORDS	(1u << (SBX_FS_FILTER_SHIFT - 6))
 
-/* The filter bit of @k: every field of the key mixed in, the top bits kept. */
+/* The filter bit of the key (@policy_id, @len, @h1, @h2): every field mixed in, the top bits kept. */
 static inline __u32 sbx_fs_filter_bit(__u32 policy_id, __u32 len, __u64 h1, __u64 h2)
 {
 	__u64 x = h1 ^ (h2 * 0xbf58476d1ce4e5b9ULL) ^ (((__u64)policy_id << 32 | len) * 0x94d049bb133111ebULL);
@@ -146,14 +154,6 @@ static inline __u32 sbx_fs_filter_bit(__u32 policy_id, __u32 len, __u64 h1, __u6
 	x ^= x >> 31;
 	return (__u32)((x * 0x9e3779b97f4a7c15ULL) >> (64 - SBX_FS_FILTER_SHIFT));
 }
-#define SBX_ANY_DEPTH_READ_SHIFT	8
-
-struct sbx_fs_key {
-	__u32 policy_id;
-	__u32 len;		/* bytes of the rule path, or ANY_DEPTH | components */
-	__u64 h1;
-	__u64 h2;
-};
 
 #define SBX_FS_DENY_READ	(1u << 0)
 #define SBX_FS_ALLOW_READ	(1u << 1)
