@@ -31,6 +31,13 @@
  * sandboxes found in the levels that were searched.
  */
 #define SBX_CGROUP_MAX_LEVELS	32
+/*
+ * The deepest level a sandbox can sit at (the root is level 0): the walks
+ * ask for ancestors 1 to SBX_CGROUP_MAX_LEVELS - 1, so a task below a
+ * deeper sandbox would never find it. attach and run refuse such a cgroup,
+ * and the root itself (below which every walk starts).
+ */
+#define SBX_CGROUP_DEEPEST	(SBX_CGROUP_MAX_LEVELS - 1)
 /* Sandboxes one task can be under at once (nested policies); a power of two. */
 #define SBX_NEST_MAX		4
 

@@ -833,6 +833,28 @@ static int install(struct sbx_loader *l, const struct policy *p, const struct at
 	return ret;
 }
 
+/*
+ * The programs look for sandboxes from level 1 to SBX_CGROUP_DEEPEST of a
+ * task's cgroups: a policy on the root, or deeper, would judge no task
+ * below it. 0, or EXIT_USAGE after saying why.
+ */
+static int check_level(const char *path, int level)
+{
+	if (level == 0) {
+		p_err("attach: %s is the cgroup2 root, which cannot be a sandbox (the programs look for "
+		      "sandboxes below it, and it has no limit files): attach a cgroup below it", path);
+		return EXIT_USAGE;
+	}
+	if (level > SBX_CGROUP_DEEPEST) {
+		p_err("attach: %s lies %d levels below the cgroup2 root; the programs look for sandboxes "
+		      "at most %d levels down: attach a cgroup higher up", path, level, SBX_CGROUP_DEEPEST);
+		return EXIT_USAGE;
+	}
+	if (level < 0)
+		p_err("attach: cannot tell how deep %s lies below the cgroup2 root", path);
+	return level < 0 ? 1 : 0;
+}
+
 /* Everything after the options (see the top of the file). 0, or 1 / EXIT_USAGE after saying why. */
 static int attach_with(const struct attach_opts *o)
 {
@@ -840,8 +862,7 @@ static int attach_with(const struct attach_opts *o)
 	struct policy p = {};
 	struct sbx_loader *l = NULL;
 	char path[PATH_MAX];
-	bool is_root = false;
-	int ret, lock = -1;
+	int ret, lock = -1, level = 0;
 	__u64 cgid;
 
 	if (!o->policy_file == !o->preset) {
@@ -853,12 +874,10 @@ static int attach_with(const struct attach_opts *o)
 		ret = plan_writes(o, &p, &lc);
 	if (!ret && (o->need_daemon || net_wants_resolver(&p)))
 		ret = check_daemon();
-	if (!ret && !(cgid = cli_cgroup_target(o->target, path, sizeof(path), &is_root)))
+	if (!ret && !(cgid = cli_cgroup_target(o->target, path, sizeof(path), &level)))
 		ret = 1;
-	if (!ret && is_root && lc.nr_want) {
-		p_err("attach: the cgroup2 root %s has no limit files; limit a cgroup below it", path);
-		ret = EXIT_USAGE;
-	}
+	if (!ret)
+		ret = check_level(path, level);
 	if (!ret && !(l = cli_open_pinned(o->pin_dir)))
 		ret = 1;
 	/* The daemon accepted what its set lacks; this policy must too. */

@@ -14,6 +14,7 @@
 #include <linux/sched.h>
 
 #include "cgroup.h"
+#include "sbx_abi.h"
 #include "util.h"
 
 const char *cgroup_layout_name(enum cgroup_layout l)
@@ -91,6 +92,21 @@ int cgroup_id_of(const char *path, __u64 *id)
 		return -errno;
 	*id = st.st_ino;
 	return 0;
+}
+
+int cgroup_level(const char *v2, const char *path)
+{
+	size_t n = strlen(v2);
+	int level = 0;
+
+	while (n && v2[n - 1] == '/')
+		n--;	/* "/": the mount is the file system's root */
+	if (strncmp(path, v2, n) || (path[n] && path[n] != '/'))
+		return -EXDEV;
+	for (const char *p = path + n; *p; p++)
+		if (*p == '/' && p[1] && p[1] != '/')
+			level++;
+	return level;
 }
 
 #define FILEID_KERNFS	0xfe	/* linux/exportfs.h: a kernfs node by its 64-bit id */
@@ -243,6 +259,9 @@ int cgroup_create(const char *name, unsigned ctrl, struct sbx_cgroup *cg)
 	err = cgroup_sbx_root(v2, root, sizeof(root), &delegated);
 	if (err)
 		return err;
+	/* A sandbox below the deepest level the programs walk to would judge no task below it. */
+	if (cgroup_level(v2, root) >= SBX_CGROUP_DEEPEST)
+		return -EMLINK;
 	/* A delegated root is someone else's to set up above; ours we make. */
 	if (!delegated) {
 		err = enable_controllers(v2, ctrl);

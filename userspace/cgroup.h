@@ -68,7 +68,8 @@ int cgroup_subtree_control(const char *dir, unsigned ctrl, bool enable);
  * Create <cgroup2>/sbx-bpf/@name with the controllers @ctrl enabled for it:
  * "+ctrl" goes into cgroup.subtree_control top-down, from the cgroup2 root
  * to sbx-bpf's own cgroup. -EEXIST if the sandbox is there already;
- * -ENOTSUP without a unified cgroup2 hierarchy. On error nothing of the
+ * -ENOTSUP without a unified cgroup2 hierarchy; -EMLINK when the sandbox
+ * would lie deeper than SBX_CGROUP_DEEPEST (SBX_CGROUP_ROOT that deep). On error nothing of the
  * sandbox is left (sbx-bpf's parent cgroup may stay: it is shared).
  */
 int cgroup_create(const char *name, unsigned ctrl, struct sbx_cgroup *cg);
@@ -77,6 +78,13 @@ int cgroup_write(const struct sbx_cgroup *cg, const char *file, const char *valu
 /* Read control file @file of @cg into @buf. Bytes read or -errno. */
 int cgroup_read(const struct sbx_cgroup *cg, const char *file, char *buf, size_t sz);
 
+/*
+ * How many levels below the cgroup2 mount @v2 the cgroup at @path lies (0:
+ * the mount itself), both real paths; -EXDEV when @path is not below @v2.
+ * The kernel's level when @v2 shows the whole hierarchy, as it does to a
+ * host's sbx-bpf (not from inside a cgroup namespace).
+ */
+int cgroup_level(const char *v2, const char *path);
 /* The id of the cgroup at @path (what bpf_get_current_cgroup_id returns). */
 int cgroup_id_of(const char *path, __u64 *id);
 /*

@@ -240,6 +240,7 @@ int cgstat_resolve_in(const char *v2, const char *arg, struct cgstat_target *t)
 		return -ENOTDIR;
 	memcpy(t->path, real, sizeof(real));
 	t->is_root = !strcmp(real, t->v2);
+	t->level = cgroup_level(t->v2, real);
 	{
 		bool delegated;
 

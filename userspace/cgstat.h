@@ -58,6 +58,7 @@ struct cgstat_target {
 	char name[256];		/* sandbox name when it is <v2>/sbx-bpf/NAME, else "" */
 	bool by_name;		/* the argument was a NAME, not a path */
 	bool is_root;		/* the root of the hierarchy (no cgroup.kill/freeze) */
+	int level;		/* levels below the root (cgroup_level) */
 	enum cgroup_layout layout;	/* set by cgstat_resolve, for messages */
 };
 

@@ -29,10 +29,11 @@ int cli_common_opt(int c);
 /*
  * CGROUP (a sandbox name or a cgroup v2 path, as `stats` takes it): its id,
  * and its real path into @path; 0 after saying why not (cmdcommon.c, as the
- * rest of this block). cli_cgroup_target also says whether it is the root.
+ * rest of this block). cli_cgroup_target also gives its level below the
+ * cgroup2 root (cgroup_level: 0 is the root).
  */
 __u64 cli_cgroup_id(const char *arg, char *path, size_t sz);
-__u64 cli_cgroup_target(const char *arg, char *path, size_t sz, bool *is_root);
+__u64 cli_cgroup_target(const char *arg, char *path, size_t sz, int *level);
 struct sbx_loader;
 struct sbx_sandbox;
 /* The pinned set at @dir (NULL: /sys/fs/bpf/sbx); NULL after saying why not. */

@@ -37,7 +37,7 @@ int cli_lock_records(void)
 	return fd;
 }
 
-__u64 cli_cgroup_target(const char *arg, char *path, size_t sz, bool *is_root)
+__u64 cli_cgroup_target(const char *arg, char *path, size_t sz, int *level)
 {
 	struct cgstat_target t = {};
 	__u64 id = 0;
@@ -58,8 +58,8 @@ __u64 cli_cgroup_target(const char *arg, char *path, size_t sz, bool *is_root)
 		return 0;
 	}
 	snprintf(path, sz, "%s", t.path);
-	if (is_root)
-		*is_root = t.is_root;
+	if (level)
+		*level = t.level;
 	return id;
 }
 

@@ -1033,6 +1033,10 @@ int do_run(int argc, char **argv)
 		if ((err == -EINVAL || err == -EXDEV) && getenv("SBX_CGROUP_ROOT"))
 			p_err("SBX_CGROUP_ROOT '%s' must be an existing cgroup below the cgroup2 mount",
 			      getenv("SBX_CGROUP_ROOT"));
+		else if (err == -EMLINK)
+			p_err("SBX_CGROUP_ROOT '%s' is too deep: a sandbox below it would lie more than %d levels "
+			      "below the cgroup2 root, deeper than the programs look for sandboxes",
+			      getenv("SBX_CGROUP_ROOT"), SBX_CGROUP_DEEPEST);
 		else
 			p_err("cannot create the sandbox cgroup '%s': %s%s", o.name, strerror(-err),
 			      err == -ENOTSUP ? " (cgroup v2 is not the unified hierarchy; run 'sbx-bpf doctor')" : "");

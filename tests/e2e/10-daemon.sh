@@ -225,6 +225,41 @@ check_json nested/event-names-deciding-sandbox "$W/ev2.json" \
 	"any(.[]; .path == \"$W/w/g\" and .sandbox_cgroup_id == $(stat -c %i "$P") and .cgroup_id == $(stat -c %i "$P/child"))"
 sbx-bpf detach "$P/child"; sbx-bpf detach "$P"
 rmdir "$P/child" "$P" 2>/dev/null
+
+# Depth: the programs look for sandboxes from level 1 to level 31 of a task's
+# cgroups. A sandbox at level 31 judges a task one level below it; a cgroup at
+# level 32, or the root, is refused by attach, and run refuses an
+# SBX_CGROUP_ROOT at level 31 (its sandbox would be at 32): nothing attached.
+DEEP=/sys/fs/cgroup/e2e-deep L31=/sys/fs/cgroup/e2e-deep
+for i in $(seq 2 31); do L31=$L31/l$i; done
+mkdir -p "$L31/l32"
+sbx-bpf attach "$L31" --policy "$W/parent.json" 2>"$W/deep.err"
+check depth/level-31-attach "$?" 0
+indeep() { sh -c 'echo $$ >'"$L31/l32"'/cgroup.procs && exec "$@"' sh "$@"; }
+check depth/level-32-task-denied "$(indeep sbx-probe open "$W/data/secret" 2>/dev/null)" EACCES
+check depth/level-32-task-reads-the-rest "$(indeep sbx-probe open "$W/data/other" 2>/dev/null)" OK
+wait_event depth/level-32-task-event "$W/ev2.json" \
+	"any(.[]; .path == \"$W/data/secret\" and .sandbox_cgroup_id == $(stat -c %i "$L31") and .cgroup_id == $(stat -c %i "$L31/l32"))"
+sbx-bpf attach "$L31/l32" --policy "$W/child.json" 2>"$W/deep.err"
+check depth/level-32-exit-2 "$?" 2
+grep -q "$L31/l32 lies 32 levels below the cgroup2 root; the programs look for sandboxes at most 31" "$W/deep.err" &&
+	pass depth/level-32-message || fail depth/level-32-message "$(cat "$W/deep.err")"
+check depth/level-32-not-attached \
+	"$(sbx-bpf list --json | jq "[.[] | select(.cgroup_id == $(stat -c %i "$L31/l32"))] | length")" 0
+sbx-bpf attach /sys/fs/cgroup --policy "$W/child.json" 2>"$W/deep.err"
+check depth/root-exit-2 "$?" 2
+grep -q "is the cgroup2 root, which cannot be a sandbox" "$W/deep.err" &&
+	pass depth/root-message || fail depth/root-message "$(cat "$W/deep.err")"
+check depth/root-not-attached \
+	"$(sbx-bpf list --json | jq "[.[] | select(.cgroup_id == $(stat -c %i /sys/fs/cgroup))] | length")" 0
+SBX_CGROUP_ROOT=$L31 sbx-bpf run --name deep --policy "$W/child.json" -- true 2>"$W/deep.err"
+check depth/run-at-level-32-exit-1 "$?" 1
+grep -q "SBX_CGROUP_ROOT '$L31' is too deep" "$W/deep.err" &&
+	pass depth/run-message || fail depth/run-message "$(cat "$W/deep.err")"
+[ ! -e "$L31/deep" ] && pass depth/run-made-no-cgroup || fail depth/run-made-no-cgroup "$L31/deep exists"
+sbx-bpf detach "$L31"
+check depth/detach "$?" 0
+find "$DEEP" -depth -type d -exec rmdir {} + 2>/dev/null
 # Every sandbox is gone: so is every rule of every policy (map_purge).
 check detach/rules-purged "$(sbx-bpf status --json |
 	jq -r '[.maps.sandboxes.used, .maps.fs_rules.used, .maps.net_rules.used] | join(" ")')" "0 0 0"

@@ -59,12 +59,30 @@ fi
 check good-values-exit-1 "$rc" 1
 has good-values-reach-the-cgroup err "cannot find cgroup '$CG'"
 
-# The cgroup2 root has no limit files: refused before the pinned programs are looked for.
+# The cgroup2 root cannot be a sandbox (the programs look below it), with or
+# without limits: refused before the pinned programs are looked for.
 if [ -n "$V2" ]; then
 	"$B" attach "$V2" --policy p.json --pin-dir "$W/pins" --pids 20 >out 2>err; check root-exit-2 "$?" 2
-	has root-message err "has no limit files; limit a cgroup below it"
-	"$B" attach "$V2" --policy p.json --pin-dir "$W/pins" >out 2>err; check root-without-limits-exit-1 "$?" 1
-	has root-without-limits-needs-pins err "no usable programs pinned at $W/pins"
+	has root-message err "is the cgroup2 root, which cannot be a sandbox"
+	"$B" attach "$V2" --policy p.json --pin-dir "$W/pins" >out 2>err; check root-without-limits-exit-2 "$?" 2
+	has root-without-limits-message err "attach a cgroup below it"
+fi
+# The programs look for sandboxes at most 31 levels below the root: a cgroup
+# at level 32 is refused before the pinned programs are looked for; one at
+# level 31 gets past (to the missing pins).
+if [ -n "$V2" ] && [ "$(id -u)" = 0 ]; then
+	DEEP=$V2/sbx-host-deep-$$ p=$V2/sbx-host-deep-$$
+	for i in $(seq 2 32); do p=$p/l$i; done
+	if mkdir -p "$p"; then
+		"$B" attach "$p" --policy p.json --pin-dir "$W/pins" >out 2>err; check level-32-exit-2 "$?" 2
+		has level-32-message err "lies 32 levels below the cgroup2 root; the programs look for sandboxes at most 31 levels down"
+		"$B" attach "${p%/l32}" --policy p.json --pin-dir "$W/pins" >out 2>err; check level-31-exit-1 "$?" 1
+		has level-31-needs-pins err "no usable programs pinned at $W/pins"
+	else
+		fail level-32-cgroups "cannot make $p"
+	fi
+	find "$DEEP" -depth -type d -exec rmdir {} + 2>/dev/null
+	[ ! -e "$DEEP" ] && pass level-cgroups-removed || fail level-cgroups-removed "$DEEP is left"
 fi
 # Domain rules need the daemon's resolver: without a daemon, refused before the
 # cgroup or the pinned programs are looked at (fail closed, nothing changed).

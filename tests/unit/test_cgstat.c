@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "cgroup.h"
 #include "cgstat.h"
 
 /* As a 6.12 kernel prints them. */
@@ -261,6 +262,7 @@ static void test_resolve(void **state)
 	assert_string_equal(t.name, "agent");
 	assert_true(t.by_name);
 	assert_false(t.is_root);
+	assert_int_equal(t.level, 2);
 
 	/* The same cgroup as an absolute path, and relative to the mount. */
 	assert_int_equal(cgstat_resolve_in(fake, want, &t), 0);
@@ -272,6 +274,7 @@ static void test_resolve(void **state)
 	/* A nested cgroup is not a sandbox by name. */
 	assert_int_equal(cgstat_resolve_in(fake, "sbx-bpf/agent/inner", &t), 0);
 	assert_string_equal(t.name, "");
+	assert_int_equal(t.level, 3);
 	/* A top-level cgroup needs the slash to be a path. */
 	assert_int_equal(cgstat_resolve_in(fake, "user.slice/", &t), 0);
 	assert_int_equal(cgstat_resolve_in(fake, "user.slice", &t), -ENOENT);
@@ -281,6 +284,7 @@ static void test_resolve(void **state)
 	snprintf(rel, sizeof(rel), "%s/", fake);
 	assert_int_equal(cgstat_resolve_in(fake, rel, &t), 0);
 	assert_true(t.is_root);
+	assert_int_equal(t.level, 0);
 
 	/* Bad names, missing, escaping, not a cgroup. */
 	assert_int_equal(cgstat_resolve_in(fake, "", &t), -EINVAL);
@@ -294,6 +298,22 @@ static void test_resolve(void **state)
 	assert_int_equal(cgstat_resolve_in(fake, "escape/", &t), -EXDEV);	/* symlink out */
 	assert_int_equal(cgstat_resolve_in(fake, "notacg/", &t), -ENOTDIR);
 	assert_int_equal(cgstat_resolve_in(fake, "sbx-bpf/agent/cgroup.procs", &t), -ENOTDIR);
+}
+
+/* Levels below the mount, as the kernel counts them (what attach and run refuse past SBX_CGROUP_DEEPEST). */
+static void test_level(void **state)
+{
+	(void)state;
+	assert_int_equal(cgroup_level("/sys/fs/cgroup", "/sys/fs/cgroup"), 0);
+	assert_int_equal(cgroup_level("/sys/fs/cgroup", "/sys/fs/cgroup/"), 0);
+	assert_int_equal(cgroup_level("/sys/fs/cgroup", "/sys/fs/cgroup/a"), 1);
+	assert_int_equal(cgroup_level("/sys/fs/cgroup/", "/sys/fs/cgroup/a/b/"), 2);
+	assert_int_equal(cgroup_level("/sys/fs/cgroup", "/sys/fs/cgroup//a//b"), 2);
+	assert_int_equal(cgroup_level("/", "/a/b/c"), 3);
+	assert_int_equal(cgroup_level("/", "/"), 0);
+	/* Not below the mount: a sibling sharing its prefix, or elsewhere. */
+	assert_int_equal(cgroup_level("/sys/fs/cgroup", "/sys/fs/cgroup2/a"), -EXDEV);
+	assert_int_equal(cgroup_level("/sys/fs/cgroup", "/etc"), -EXDEV);
 }
 
 static void test_read_fake(void **state)
@@ -338,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_self_cgroup),
 		cmocka_unit_test(test_to_json),
 		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_level),
 		cmocka_unit_test(test_read_fake),
 	};
 
