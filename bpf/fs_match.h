@@ -176,39 +176,57 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 		fs_lookup_any_depth(w, &hit, &flags, 4);
 	}
 	w->last_flags = flags;
-	fs_apply(&w->v, &w->mandatory, flags, &hit);
+	/*
+	 * Almost every component end matches nothing, and then fs_apply
+	 * changes nothing: skipping it saves ~50 instructions per component.
+	 * One branch in a global function, verified once per program.
+	 */
+	if (flags)
+		fs_apply(&w->v, &w->mandatory, flags, &hit);
 	return 0;
-}
-
-/* One path byte: a '/' ends a component; any other goes into its hashes. */
-static __always_inline void fs_walk_byte(struct fs_walk *w, unsigned char c, __u32 pos)
-{
-	if (c == '/') {
-		fs_component_end(&w->st, pos);	/* pos == 0: the root, "" */
-		w->st.c1 = SBX_HASH_INIT;
-		w->st.c2 = SBX_HASH2_INIT;
-	} else {
-		w->st.c1 = sbx_hash_byte(w->st.c1, c);
-		w->st.c2 = sbx_hash2_byte(w->st.c2, c);
-	}
 }
 
 /* FS_WALK_STRIDE bytes per bpf_loop iteration: fewer callback calls per path. */
 #define FS_WALK_STRIDE	8
 
+/*
+ * The next 8 bytes: a '/' ends a component; any other byte goes into its
+ * hashes. One load for the 8 (x86 is little-endian: byte j is bits 8j..),
+ * and the component's hashes kept in registers, stored only for a
+ * component end and when the step is over: memory traffic was half the
+ * cost of a byte.
+ */
 static long fs_walk_step(__u32 i, void *ctx)
 {
 	struct fs_walk *w = ctx;
-	__u32 pos;
+	__u32 at = i * FS_WALK_STRIDE, len = w->len, pos;
+	__u64 word = *(const __u64 *)(w->path + (at & (SBX_PATH_MAX - FS_WALK_STRIDE)));
+	__u64 c1 = w->st.c1, c2 = w->st.c2;
+	unsigned char c;
+	long done = 0;
 
 #pragma unroll
 	for (int j = 0; j < FS_WALK_STRIDE; j++) {
-		pos = i * FS_WALK_STRIDE + j;
-		if (pos >= w->len)
-			return 1;
-		fs_walk_byte(w, w->path[pos & (SBX_PATH_MAX - 1)], pos);
+		pos = at + j;
+		if (pos >= len) {
+			done = 1;
+			break;
+		}
+		c = word >> (8 * j);
+		if (c == '/') {
+			w->st.c1 = c1;
+			w->st.c2 = c2;
+			fs_component_end(&w->st, pos);	/* pos == 0: the root, "" */
+			c1 = SBX_HASH_INIT;
+			c2 = SBX_HASH2_INIT;
+		} else {
+			c1 = sbx_hash_byte(c1, c);
+			c2 = sbx_hash2_byte(c2, c);
+		}
 	}
-	return 0;
+	w->st.c1 = c1;
+	w->st.c2 = c2;
+	return done;
 }
 
 /*

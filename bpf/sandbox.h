@@ -595,19 +595,20 @@ extern int sbx_work_pick(__u64 *busy);
 #endif
 
 /*
- * The task's state (made on its first judged call) and a free work slot of
- * this CPU for it: NULL when all are taken, or no memory. A function of its
- * own, for the same reason as work_put().
+ * A free work slot of this CPU for the task whose state is @t (NULL: made
+ * here, on its first judged call): NULL when all are taken, or no memory.
+ * A function of its own, for the same reason as work_put().
  */
-static __noinline struct sbx_scratch *work_get(void)
+static __noinline struct sbx_scratch *work_get(struct sbx_task *t)
 {
-	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
-						  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	__u32 zero = 0, i;
 	__u64 *busy = bpf_map_lookup_elem(&work_busy, &zero);
 	struct sbx_scratch *s;
 	int slot;
 
+	if (!t)
+		t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t || !busy)
 		return NULL;
 	slot = sbx_work_pick(busy);
@@ -658,12 +659,14 @@ static __always_inline bool judge_select(struct judge *j, __u32 i)
  */
 static __always_inline int judge_memory(struct judge *j)
 {
+	struct sbx_task *t;
+
 	if (j->s)
 		return 1;
-	if (!bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0) &&
-	    !current_chain_n())
+	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	if (!t && !current_chain_n())
 		return 0;
-	j->s = work_get();
+	j->s = work_get(t);
 	if (j->s)
 		return 1;
 	return current_chain_n() ? -EACCES : 0;
