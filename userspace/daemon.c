@@ -522,28 +522,31 @@ static int open_sinks(const struct agent_config *cfg, bool have, struct sink_set
 }
 
 /*
- * Live grants over every sandbox, from their records (files: read at most
- * every 10 s, whatever the scrape rate).
+ * Live grants over every sandbox, from their records: counted at most every
+ * 10 s, whatever the scrape rate, and a record parsed again only when its
+ * file changed (grants_tally).
  */
 static long long live_grants(struct sbx_loader *l)
 {
+	static struct grants_tally tally;
 	static long long cached;
 	static time_t when;
 	struct sbx_sandbox sb;
 	__u64 cgid, prev, now = cli_boottime_ns();
+	char path[PATH_MAX];
 	long long n = 0;
 	bool first = true;
 
 	if (when && time(NULL) - when < 10)
 		return cached;
+	grants_tally_begin(&tally);
 	while (!loader__next_sandbox(l, first ? NULL : &prev, &cgid, &sb)) {
-		json_t *st = state_read(SBX_STATE_DIR, cgid);
-
-		n += (long long)grants_active(st, now);
-		json_decref(st);
+		if (!state_path(SBX_STATE_DIR, cgid, "", path, sizeof(path)))
+			n += (long long)grants_tally_record(&tally, cgid, path, now);
 		first = false;
 		prev = cgid;
 	}
+	grants_tally_end(&tally);
 	when = time(NULL);
 	cached = n;
 	return n;

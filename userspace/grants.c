@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 
 #include "grants.h"
@@ -1038,4 +1039,103 @@ size_t grants_active(const json_t *record, __u64 now)
 		active += grant_state(&g[i], now, until) == GRANT_ACTIVE;
 	free(g);
 	return active;
+}
+
+/* --- live grants over many records ------------------------------------------------- */
+
+struct grants_seen {
+	__u64 cgid;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct grant *g;	/* NULL: none, or the record unreadable */
+	size_t n;
+	__u64 fs_until;
+	bool seen;		/* in the count being made */
+};
+
+static bool same_file(const struct grants_seen *e, const struct stat *st)
+{
+	return e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size &&
+	       e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* @e's grants from the file @path now is (@st: as it was before the read; a later change reads it again). */
+static void reread(struct grants_tally *t, struct grants_seen *e, const char *path, const struct stat *st)
+{
+	json_t *rec = json_load_file(path, 0, NULL);
+	__u32 next;
+
+	free(e->g);
+	e->g = NULL;
+	e->n = 0;
+	if (!rec || grants_from_record(rec, &e->g, &e->n, &next, &e->fs_until)) {
+		e->g = NULL;	/* grants_from_record frees what it made on failure */
+		e->n = 0;
+	}
+	json_decref(rec);
+	t->parses++;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->size = st->st_size;
+	e->mtime = st->st_mtim;
+}
+
+static struct grants_seen *tally_entry(struct grants_tally *t, __u64 cgid)
+{
+	struct grants_seen *grown;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->e[i].cgid == cgid)
+			return &t->e[i];
+	grown = realloc(t->e, (t->n + 1) * sizeof(*t->e));
+	if (!grown)
+		return NULL;
+	t->e = grown;
+	t->e[t->n] = (struct grants_seen){ .cgid = cgid };
+	return &t->e[t->n++];
+}
+
+void grants_tally_begin(struct grants_tally *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		t->e[i].seen = false;
+}
+
+size_t grants_tally_record(struct grants_tally *t, __u64 cgid, const char *path, __u64 now)
+{
+	struct grants_seen *e;
+	struct stat st;
+	size_t active = 0;
+
+	if (stat(path, &st) || !(e = tally_entry(t, cgid)))
+		return 0;
+	e->seen = true;
+	if (!same_file(e, &st))
+		reread(t, e, path, &st);
+	for (size_t i = 0; i < e->n; i++)
+		active += grant_state(&e->g[i], now, e->fs_until) == GRANT_ACTIVE;
+	return active;
+}
+
+void grants_tally_end(struct grants_tally *t)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->e[i].seen)
+			t->e[kept++] = t->e[i];
+		else
+			free(t->e[i].g);
+	}
+	t->n = kept;
+}
+
+void grants_tally_free(struct grants_tally *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->e[i].g);
+	free(t->e);
+	*t = (struct grants_tally){};
 }

@@ -221,4 +221,25 @@ int grants_read_dns(struct sbx_loader *l, __u64 cgid, struct grant_dns_cur **cur
 /* Grants of @record in force at CLOCK_BOOTTIME @now (not expired, not lapsed); 0 if unreadable. */
 size_t grants_active(const json_t *record, __u64 now);
 
+/*
+ * Live grants over many records, each file parsed again only when it
+ * changed: a record holds its whole policy (megabytes with 10,000 rules),
+ * while its grants change only when a grant does. A file is the same while
+ * its device, inode, size and mtime are (records are replaced whole, by
+ * rename). Zero-initialised; one count is grants_tally_begin, a
+ * grants_tally_record per record, grants_tally_end (which forgets the
+ * records not seen since the begin).
+ */
+struct grants_tally {
+	struct grants_seen *e;
+	size_t n;
+	size_t parses;		/* records read since it was made */
+};
+
+void grants_tally_begin(struct grants_tally *t);
+/* The grants of sandbox @cgid's record at @path live at @now; 0 when it is unreadable. */
+size_t grants_tally_record(struct grants_tally *t, __u64 cgid, const char *path, __u64 now);
+void grants_tally_end(struct grants_tally *t);
+void grants_tally_free(struct grants_tally *t);
+
 #endif

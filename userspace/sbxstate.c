@@ -27,7 +27,7 @@
 #include "sbx_abi.h"
 #include "sbxstate.h"
 
-static int state_path(const char *dir, __u64 cgid, const char *suffix, char *buf, size_t sz)
+int state_path(const char *dir, __u64 cgid, const char *suffix, char *buf, size_t sz)
 {
 	return (size_t)snprintf(buf, sz, "%s/%llu.json%s", dir, (unsigned long long)cgid, suffix) < sz ?
 	       0 : -ENAMETOOLONG;

@@ -66,6 +66,8 @@ int state_lock(const char *dir);
 /* The same without waiting: -EWOULDBLOCK while another holds it (the daemon's once-a-second check). */
 int state_trylock(const char *dir);
 int state_remove(const char *dir, __u64 cgid);
+/* The file of @cgid's record, with @suffix ("": the record itself). 0 or -ENAMETOOLONG. */
+int state_path(const char *dir, __u64 cgid, const char *suffix, char *buf, size_t sz);
 /* The record of @cgid (caller owns it), or NULL. */
 json_t *state_read(const char *dir, __u64 cgid);
 /*

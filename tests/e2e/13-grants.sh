@@ -56,7 +56,9 @@ check expired/list-active-grants \
 	"$(sbx-bpf list --json | jq -r ".[] | select(.cgroup == \"$CG\") | .active_grants")" 0
 
 # A restarted daemon collects what the first one had not read; either wrote the grants' use.
-sbx-bpf daemon --events "$W/ev2.json" 2>"$W/d2.err" &
+# It also serves the live-grants gauge (checked at revoke, below).
+echo '{ "sinks": [ { "type": "prometheus", "listen": "127.0.0.1:9465" } ] }' >"$W/agent.json"
+sbx-bpf daemon --events "$W/ev2.json" --config "$W/agent.json" 2>"$W/d2.err" &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/restart "$(cat "$W/d2.err")"
 sleep 1
@@ -94,10 +96,19 @@ sbx-bpf grant "$CG" --read "$W/data/secret" --connect 127.0.0.2:8081 --ttl 60s >
 check revoke/granted "$(probe open "$W/data/secret") $(probe connect 127.0.0.2 8081)" "OK OK"
 check revoke/list-active-grants \
 	"$(sbx-bpf list --json | jq -r ".[] | select(.cgroup == \"$CG\") | .active_grants")" 2
+# The gauge is counted at most every 10 s, each record read again only once it changed: wait for it.
+gauge() { curl -s -m 5 http://127.0.0.1:9465/metrics | awk '$1 == "sbx_grants" { print $2 }'; }
+wait_gauge() {
+	i=0
+	while [ $i -lt 250 ] && [ "$(gauge)" != "$1" ]; do sleep 0.1; i=$((i + 1)); done
+	gauge
+}
+check gauge/two-live "$(wait_gauge 2)" 2
 sbx-bpf revoke "$CG" 4 >"$W/r4.out" 2>&1
 check revoke/exit "$?" 0
 check revoke/output "$(cat "$W/r4.out")" "revoked grant 4: read $W/data/secret"
 check revoke/read-denied-now "$(probe open "$W/data/secret")" EACCES
+check gauge/record-read-again "$(wait_gauge 1)" 1
 check revoke/connect-kept "$(probe connect 127.0.0.2 8081)" OK
 sbx-bpf revoke "$CG" 5 --json >"$W/r5.out" 2>&1
 check revoke/json "$(jq -c .revoked "$W/r5.out")" "[5]"

@@ -5,6 +5,7 @@
  * kernel map (applied, rolled back), connect slots, the record.
  */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -885,6 +886,69 @@ static void test_record(void **state)
 	rmdir(dir);
 }
 
+/* Live grants over records, each file parsed again only when it changed (the daemon's gauge). */
+static void test_tally(void **state)
+{
+	char dir[] = "/tmp/sbxtally.XXXXXX", path[PATH_MAX], other[PATH_MAX];
+	struct state_entry e = { .cgroup = "/sys/fs/cgroup/a", .cgroup_id = 4242, .policy_id = PID };
+	struct grants_tally t = {};
+	struct grant g[2];
+	struct policy p;
+	json_t *st, *rec;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	load_policy(&p);
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	st = state_read(dir, 4242);
+	g[0] = file_grant(3, GRANT_READ, "/nonexistent-sbx/w/data/secret", 100 * SEC);
+	g[1] = conn_grant(4, "127.0.0.2:8081", 200 * SEC);
+	rec = grants_record_set(st, g, 2, 5, 100 * SEC);
+	assert_int_equal(state_write_record(dir, 4242, rec), 0);
+	json_decref(rec);
+	assert_int_equal(state_path(dir, 4242, "", path, sizeof(path)), 0);
+
+	grants_tally_begin(&t);
+	assert_int_equal(grants_tally_record(&t, 4242, path, 10 * SEC), 2);
+	grants_tally_end(&t);
+	assert_int_equal(t.parses, 1);
+	/* Unchanged: counted again from what was read, at another time. */
+	grants_tally_begin(&t);
+	assert_int_equal(grants_tally_record(&t, 4242, path, 150 * SEC), 1);	/* the file grant ended */
+	grants_tally_end(&t);
+	assert_int_equal(t.parses, 1);
+
+	/* Rewritten (a grant revoked): read again. */
+	rec = grants_record_set(st, &g[1], 1, 5, 0);
+	assert_int_equal(state_write_record(dir, 4242, rec), 0);
+	json_decref(rec);
+	grants_tally_begin(&t);
+	assert_int_equal(grants_tally_record(&t, 4242, path, 10 * SEC), 1);
+	assert_int_equal(t.parses, 2);
+
+	/* Another sandbox with no grants; an unreadable record counts none. */
+	e.cgroup_id = 4343;
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	assert_int_equal(state_path(dir, 4343, "", other, sizeof(other)), 0);
+	assert_int_equal(grants_tally_record(&t, 4343, other, 10 * SEC), 0);
+	assert_int_equal(grants_tally_record(&t, 4444, "/nonexistent-sbx/4444.json", 10 * SEC), 0);
+	grants_tally_end(&t);
+	assert_int_equal(t.n, 2);
+	/* A sandbox not counted any more is forgotten. */
+	grants_tally_begin(&t);
+	assert_int_equal(grants_tally_record(&t, 4343, other, 10 * SEC), 0);
+	grants_tally_end(&t);
+	assert_int_equal(t.n, 1);
+	grants_tally_free(&t);
+	assert_int_equal(t.n, 0);
+
+	json_decref(st);
+	policy_free(&p);
+	state_remove(dir, 4242);
+	state_remove(dir, 4343);
+	rmdir(dir);
+}
+
 static void test_lock(void **state)
 {
 	char dir[] = "/tmp/sbxgrants.XXXXXX";
@@ -923,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_shadowed),
 		cmocka_unit_test(test_json_roundtrip),
 		cmocka_unit_test(test_record),
+		cmocka_unit_test(test_tally),
 		cmocka_unit_test(test_lock),
 	};
 
