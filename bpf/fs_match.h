@@ -188,6 +188,7 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 
 /* FS_WALK_STRIDE bytes per bpf_loop iteration: fewer callback calls per path. */
 #define FS_WALK_STRIDE	8
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fs_walk_step takes byte j from bits 8j");
 
 /*
  * The next 8 bytes: a '/' ends a component; any other byte goes into its

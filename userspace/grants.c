@@ -1046,14 +1046,19 @@ size_t grants_active(const json_t *record, __u64 now)
 struct grants_seen {
 	__u64 cgid;
 	dev_t dev;
-	ino_t ino;
+	ino_t ino;		/* 0: not read (yet, or it failed): read at the next count */
 	off_t size;
 	struct timespec mtime;
-	struct grant *g;	/* NULL: none, or the record unreadable */
+	__u64 *until;		/* per grant, when it stops being active (8 bytes, not a struct grant) */
 	size_t n;
-	__u64 fs_until;
 	bool seen;		/* in the count being made */
 };
+
+/* When @g stops being active (grant_state): it expires, or, for a file grant, lapses with the record's file entries. */
+static __u64 active_until(const struct grant *g, __u64 fs_until)
+{
+	return grant_is_file(g) && fs_until < g->expires_ns ? fs_until : g->expires_ns;
+}
 
 static bool same_file(const struct grants_seen *e, const struct stat *st)
 {
@@ -1061,21 +1066,35 @@ static bool same_file(const struct grants_seen *e, const struct stat *st)
 	       e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec;
 }
 
-/* @e's grants from the file @path now is (@st: as it was before the read; a later change reads it again). */
+/*
+ * @e's grants from the file @path now is (@st: as it was before the read;
+ * a later change reads it again). A read that fails counts none and is
+ * tried again at the next count.
+ */
 static void reread(struct grants_tally *t, struct grants_seen *e, const char *path, const struct stat *st)
 {
 	json_t *rec = json_load_file(path, 0, NULL);
+	struct grant *g = NULL;
+	__u64 fs_until;
 	__u32 next;
+	size_t n = 0;
 
-	free(e->g);
-	e->g = NULL;
+	free(e->until);
+	e->until = NULL;
 	e->n = 0;
-	if (!rec || grants_from_record(rec, &e->g, &e->n, &next, &e->fs_until)) {
-		e->g = NULL;	/* grants_from_record frees what it made on failure */
-		e->n = 0;
+	e->ino = 0;
+	t->parses++;
+	if (!rec || grants_from_record(rec, &g, &n, &next, &fs_until) ||
+	    (n && !(e->until = malloc(n * sizeof(*e->until))))) {
+		json_decref(rec);
+		free(g);
+		return;
 	}
 	json_decref(rec);
-	t->parses++;
+	for (size_t i = 0; i < n; i++)
+		e->until[i] = active_until(&g[i], fs_until);
+	free(g);
+	e->n = n;
 	e->dev = st->st_dev;
 	e->ino = st->st_ino;
 	e->size = st->st_size;
@@ -1112,10 +1131,10 @@ size_t grants_tally_record(struct grants_tally *t, __u64 cgid, const char *path,
 	if (stat(path, &st) || !(e = tally_entry(t, cgid)))
 		return 0;
 	e->seen = true;
-	if (!same_file(e, &st))
+	if (!e->ino || !same_file(e, &st))
 		reread(t, e, path, &st);
 	for (size_t i = 0; i < e->n; i++)
-		active += grant_state(&e->g[i], now, e->fs_until) == GRANT_ACTIVE;
+		active += now < e->until[i];
 	return active;
 }
 
@@ -1127,7 +1146,7 @@ void grants_tally_end(struct grants_tally *t)
 		if (t->e[i].seen)
 			t->e[kept++] = t->e[i];
 		else
-			free(t->e[i].g);
+			free(t->e[i].until);
 	}
 	t->n = kept;
 }
@@ -1135,7 +1154,7 @@ void grants_tally_end(struct grants_tally *t)
 void grants_tally_free(struct grants_tally *t)
 {
 	for (size_t i = 0; i < t->n; i++)
-		free(t->e[i].g);
+		free(t->e[i].until);
 	free(t->e);
 	*t = (struct grants_tally){};
 }

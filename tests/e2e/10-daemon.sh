@@ -257,6 +257,17 @@ check depth/run-at-level-32-exit-1 "$?" 1
 grep -q "SBX_CGROUP_ROOT '$L31' is too deep" "$W/deep.err" &&
 	pass depth/run-message || fail depth/run-message "$(cat "$W/deep.err")"
 [ ! -e "$L31/deep" ] && pass depth/run-made-no-cgroup || fail depth/run-made-no-cgroup "$L31/deep exists"
+# One level up, run's sandbox is at level 31: made, and it judges (errno and event). Its
+# memory.oom.group needs the memory controller, delegated down to there.
+L30=${L31%/l31} d=/sys/fs/cgroup
+for c in e2e-deep $(seq -f l%g 2 30); do echo "+memory +pids" >"$d/cgroup.subtree_control"; d=$d/$c; done
+denials() { jq -s "[.[] | select(.path == \"$W/data/other\" and .verdict == \"denied\")] | length" "$W/ev2.json"; }
+before=$(denials)
+out=$(SBX_CGROUP_ROOT=$L30 sbx-bpf run --name deep --policy "$W/child.json" -- sbx-probe open "$W/data/other" 2>"$W/deep.err")
+[ "$out" = EACCES ] && pass depth/run-at-level-31-denies ||
+	fail depth/run-at-level-31-denies "got '$out': $(cat "$W/deep.err")"
+wait_event depth/run-at-level-31-event "$W/ev2.json" \
+	"[.[] | select(.path == \"$W/data/other\" and .verdict == \"denied\")] | length > $before"
 sbx-bpf detach "$L31"
 check depth/detach "$?" 0
 find "$DEEP" -depth -type d -exec rmdir {} + 2>/dev/null

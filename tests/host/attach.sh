@@ -73,16 +73,17 @@ fi
 if [ -n "$V2" ] && [ "$(id -u)" = 0 ]; then
 	DEEP=$V2/sbx-host-deep-$$ p=$V2/sbx-host-deep-$$
 	for i in $(seq 2 32); do p=$p/l$i; done
-	if mkdir -p "$p"; then
+	if mkdir -p "$p" 2>/dev/null; then
 		"$B" attach "$p" --policy p.json --pin-dir "$W/pins" >out 2>err; check level-32-exit-2 "$?" 2
 		has level-32-message err "lies 32 levels below the cgroup2 root; the programs look for sandboxes at most 31 levels down"
 		"$B" attach "${p%/l32}" --policy p.json --pin-dir "$W/pins" >out 2>err; check level-31-exit-1 "$?" 1
 		has level-31-needs-pins err "no usable programs pinned at $W/pins"
-	else
-		fail level-32-cgroups "cannot make $p"
+		find "$DEEP" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ ! -e "$DEEP" ] && pass level-cgroups-removed || fail level-cgroups-removed "$DEEP is left"
+	else	# a read-only cgroup2 (a container), as lifecycle.sh
+		echo "# attach: no writable cgroup2 here; level checks skipped"
+		find "$DEEP" -depth -type d -exec rmdir {} + 2>/dev/null
 	fi
-	find "$DEEP" -depth -type d -exec rmdir {} + 2>/dev/null
-	[ ! -e "$DEEP" ] && pass level-cgroups-removed || fail level-cgroups-removed "$DEEP is left"
 fi
 # Domain rules need the daemon's resolver: without a daemon, refused before the
 # cgroup or the pinned programs are looked at (fail closed, nothing changed).

@@ -2,7 +2,8 @@
 # The error paths of every command that need no BPF-LSM (docs/commands.md,
 # "Exit codes"): each exits with its documented code, says what is wrong in
 # one "sbx-bpf: error:" line ({"error": …} with --json), and changes nothing:
-# no command started, no cgroup, pin or record made, no file touched.
+# no command started, no cgroup (but one empty one, for the check that reaches the pins), pin or
+# record made, no file touched.
 # (grant/revoke/grants, stats/freeze/thaw/kill, check and events have their
 # own scripts; what needs the kernel is in the VM suite.)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -79,13 +80,14 @@ if [ -n "$V2" ]; then
 		attach /etc/ --policy good.json --pin-dir "$W/pins"
 	want attach-not-a-cgroup 1 "sbx-bpf: error: cannot find cgroup '$V2/cgroup.procs': not a cgroup directory" -- \
 		attach "$V2/cgroup.procs" --policy good.json --pin-dir "$W/pins"
-	# A real cgroup (the root cannot be a sandbox: tests/host/attach.sh) gets as far as the pins.
-	if mkdir "$V2/sbx-host-errors-$$"; then
+	# A real cgroup (the root cannot be a sandbox: tests/host/attach.sh) gets as far as the pins;
+	# made empty and removed, where it can be (root, a writable cgroup2), as lifecycle.sh does.
+	if [ "$(id -u)" = 0 ] && mkdir "$V2/sbx-host-errors-cg-$$" 2>/dev/null; then
 		want attach-no-pins 1 "sbx-bpf: error: no usable programs pinned at $W/pins: No such file or directory (start 'sbx-bpf daemon')" -- \
-			attach "$V2/sbx-host-errors-$$/" --policy good.json --pin-dir "$W/pins"
-		rmdir "$V2/sbx-host-errors-$$"
+			attach "$V2/sbx-host-errors-cg-$$/" --policy good.json --pin-dir "$W/pins"
+		rmdir "$V2/sbx-host-errors-cg-$$"
 	else
-		fail attach-no-pins "cannot make a cgroup below $V2"
+		echo "# errors: no writable cgroup2 here; attach-no-pins skipped"
 	fi
 fi
 "$B" --json attach "$CG" --policy bad.json >out 2>/dev/null; check attach-json-exit-2 "$?" 2

@@ -918,13 +918,34 @@ static void test_tally(void **state)
 	grants_tally_end(&t);
 	assert_int_equal(t.parses, 1);
 
+	/* File grants lapse with the record's file entries (grant_state's GRANT_LAPSED). */
+	rec = grants_record_set(st, g, 2, 5, 50 * SEC);
+	assert_int_equal(state_write_record(dir, 4242, rec), 0);
+	json_decref(rec);
+	assert_int_equal(grants_tally_record(&t, 4242, path, 10 * SEC), 2);
+	assert_int_equal(grant_state(&g[0], 60 * SEC, 50 * SEC), GRANT_LAPSED);
+	assert_int_equal(grants_tally_record(&t, 4242, path, 60 * SEC), 1);
+	assert_int_equal(t.parses, 2);
+
 	/* Rewritten (a grant revoked): read again. */
 	rec = grants_record_set(st, &g[1], 1, 5, 0);
 	assert_int_equal(state_write_record(dir, 4242, rec), 0);
 	json_decref(rec);
 	grants_tally_begin(&t);
 	assert_int_equal(grants_tally_record(&t, 4242, path, 10 * SEC), 1);
-	assert_int_equal(t.parses, 2);
+	assert_int_equal(t.parses, 3);
+
+	/* A record that cannot be read counts none, and is tried again at every count. */
+	rec = json_pack("{s:s}", "grants", "not a list");
+	assert_int_equal(state_write_record(dir, 4242, rec), 0);
+	json_decref(rec);
+	assert_int_equal(grants_tally_record(&t, 4242, path, 10 * SEC), 0);
+	assert_int_equal(grants_tally_record(&t, 4242, path, 10 * SEC), 0);
+	assert_int_equal(t.parses, 5);
+	rec = grants_record_set(st, &g[1], 1, 5, 0);
+	assert_int_equal(state_write_record(dir, 4242, rec), 0);
+	json_decref(rec);
+	assert_int_equal(grants_tally_record(&t, 4242, path, 10 * SEC), 1);
 
 	/* Another sandbox with no grants; an unreadable record counts none. */
 	e.cgroup_id = 4343;
