@@ -840,6 +840,10 @@ static int install(struct sbx_loader *l, const struct policy *p, const struct at
  */
 static int check_level(const char *path, int level)
 {
+	if (level < 0) {
+		p_err("attach: cannot tell how deep %s lies below the cgroup2 root", path);
+		return 1;
+	}
 	if (level == 0) {
 		p_err("attach: %s is the cgroup2 root, which cannot be a sandbox (the programs look for "
 		      "sandboxes below it, and it has no limit files): attach a cgroup below it", path);
@@ -850,9 +854,7 @@ static int check_level(const char *path, int level)
 		      "at most %d levels down: attach a cgroup higher up", path, level, SBX_CGROUP_DEEPEST);
 		return EXIT_USAGE;
 	}
-	if (level < 0)
-		p_err("attach: cannot tell how deep %s lies below the cgroup2 root", path);
-	return level < 0 ? 1 : 0;
+	return 0;
 }
 
 /* Everything after the options (see the top of the file). 0, or 1 / EXIT_USAGE after saying why. */

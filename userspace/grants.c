@@ -262,12 +262,22 @@ void grant_describe(const struct grant *g, char *buf, size_t sz)
 
 /* --- the grant set ----------------------------------------------------------------- */
 
+/*
+ * When @g stops being active: it expires, or, for a file grant, lapses
+ * with the record's file entries (@fs_until). The one place that rule is
+ * written: grant_state and grants_tally both ask it.
+ */
+static __u64 active_until(const struct grant *g, __u64 fs_until)
+{
+	return grant_is_file(g) && fs_until < g->expires_ns ? fs_until : g->expires_ns;
+}
+
 enum grant_state grant_state(const struct grant *g, __u64 now, __u64 fs_until)
 {
 	if (!live(g, now))
 		return GRANT_EXPIRED;
-	if (grant_is_file(g) && now >= fs_until)
-		return GRANT_LAPSED;
+	if (now >= active_until(g, fs_until))
+		return GRANT_LAPSED;	/* live, so it is the file entries that ended */
 	return GRANT_ACTIVE;
 }
 
@@ -1054,11 +1064,6 @@ struct grants_seen {
 	bool seen;		/* in the count being made */
 };
 
-/* When @g stops being active (grant_state): it expires, or, for a file grant, lapses with the record's file entries. */
-static __u64 active_until(const struct grant *g, __u64 fs_until)
-{
-	return grant_is_file(g) && fs_until < g->expires_ns ? fs_until : g->expires_ns;
-}
 
 static bool same_file(const struct grants_seen *e, const struct stat *st)
 {
