@@ -56,7 +56,7 @@ UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test $(BUILD)/tests/bpf/map_purge_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe $(BUILD)/tests/bin/sbx-escape
 BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood \
-	      noop-lsm)
+	      noop-lsm progstats)
 # The unit tests again, with ASan+UBSan (leaks included), in a tree of their own.
 SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/san/obj/%.o) $(BUILD)/obj/presets.o

@@ -30,6 +30,11 @@
 #                   `run` loads itself with HOOK's left out
 #                   (SBX_TEST_DROP_HOOKS, accepted by name): inside-N minus
 #                   this is what HOOK's program adds, a per-hook breakdown
+# SBX_BENCH_COST_PROFILE=1 adds a per-program profile of every inside-N
+# condition: each loop launched once more with kernel.bpf_stats_enabled on,
+# progstats before and after, minus a launch that runs no loop (what `run`
+# and the shell cost), divided by the operations: each program's runs per
+# operation and instructions per run (the program alone, not its trampoline).
 # Loops (SBX_BENCH_COST_LOOPS): open (open+close of three files), stat
 # (stat+open+close), create (create+close+unlink in an allowWrite
 # directory), read (1-byte pread through open descriptors), tcp
@@ -224,6 +229,49 @@ for l in $LOOPS; do
 	done
 	echo
 done
+
+# "name runs time" per program, summed over its ids, from progstats output $1.
+prog_sum() {
+	awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		c[v["name"]] += v["run_cnt"]; t[v["name"]] += v["run_time_ns"] }
+		END { for (n in c) print n, c[n], t[n] }' "$1"
+}
+
+# The programs' runs and time in condition $1 for script $2 (launched once): "name runs time" to $3.
+prog_delta() {
+	cond_setup "$1"
+	sysctl -qw kernel.bpf_stats_enabled=1 || fail "profile: no kernel.bpf_stats_enabled"
+	progstats >"$B/ps0" || fail "profile: progstats failed"
+	in_cond "$1" sh -c "$2" >"$B/out" 2>"$B/err" || fail "profile $1: $(cat "$B/out" "$B/err")"
+	progstats >"$B/ps1" || fail "profile: progstats failed"
+	sysctl -qw kernel.bpf_stats_enabled=0
+	cond_teardown "$1"
+	prog_sum "$B/ps0" >"$B/ps0.sum"
+	prog_sum "$B/ps1" | awk 'NR == FNR { c[$1] = $2; t[$1] = $3; next }
+		{ print $1, $2 - c[$1], $3 - t[$1] }' "$B/ps0.sum" - >"$3"
+}
+
+profile() {
+	for c in $CONDS; do
+		case $c in inside-*-without-*) continue ;; inside-*) ;; *) continue ;; esac
+		prog_delta "$c" "sleep 2" "$B/prof-none"
+		for l in $(cond_loops "$c"); do
+			prog_delta "$c" "sleep 2 && $(loop_cmd "$l")" "$B/prof-$l"
+			ops=$(sed -n "s/.* ops=\([0-9]*\) .*/\1/p" "$B/out")
+			[ -n "$ops" ] || fail "profile $c: no ops in '$(cat "$B/out")'"
+			echo
+			echo "## Per program, $l in $c: $ops operations (kernel $(uname -r))"
+			printf '%-28s %10s %12s %12s\n' program runs/op instr/run instr/op
+			awk -v ops="$ops" 'NR == FNR { c[$1] = $2; t[$1] = $3; next }
+				{ n = $2 - c[$1]; tm = $3 - t[$1]; if (n <= 0) next; s += tm / ops
+				  if (tm / ops >= 1) printf "%-28s %10.2f %12.0f %12.0f\n", $1, n / ops, tm / n, tm / ops }
+				END { printf "%-28s %10s %12s %12.0f\n", "all", "", "", s }' \
+				"$B/prof-none" "$B/prof-$l" | sort -k4 -n -r
+		done
+	done
+}
+[ "${SBX_BENCH_COST_PROFILE:-0}" = 0 ] || profile
+
 echo
 echo "Spread (max - min) / median over the rounds, worst cell: $(for f in "$B"/ipo-*; do
 	stat_of "$f" | awk '{ print $2 }'; done | sort -n | tail -1)%"

@@ -129,10 +129,21 @@ volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
 
 enum walk_state { WALK_RUNNING, WALK_DONE, WALK_UNRESOLVED, WALK_DETACHED };
 
+/*
+ * A mount's parent, mountpoint and root dentry as they sit in struct mount
+ * (mnt_parent, mnt_mountpoint, then the vfsmount whose first field is
+ * mnt_root): one helper call per mount of a walk instead of three.
+ */
+struct mount_link {
+	struct mount *parent;
+	struct dentry *mountpoint;
+	struct dentry *root;
+};
+
 struct up_walk {
 	struct dentry *d;
 	struct mount *m;
-	struct dentry *root;	/* m's root dentry, read once per mount */
+	struct mount_link ml;	/* m's, read once per mount */
 	char *buf;		/* struct sbx_scratch.walk */
 	__u32 pos;		/* the path built so far is buf[pos..SBX_PATH_MAX) */
 	__u32 state;
@@ -179,6 +190,21 @@ static __always_inline int dentry_link(struct dentry *d, struct dentry_link *l, 
 	return 0;
 }
 
+/* @m's struct mount_link (the layout checked with CO-RE, else three reads): 0, or -1. */
+static __always_inline int mount_link(struct mount *m, struct mount_link *ml)
+{
+	__u32 parent_off = bpf_core_field_offset(struct mount, mnt_parent);
+	__u32 point_off = bpf_core_field_offset(struct mount, mnt_mountpoint);
+	__u32 root_off = bpf_core_field_offset(struct mount, mnt.mnt_root);
+
+	if (point_off == parent_off + 8 && root_off == parent_off + 16)
+		return bpf_probe_read_kernel(ml, sizeof(*ml), (void *)m + parent_off) ? -1 : 0;
+	ml->parent = BPF_CORE_READ(m, mnt_parent);
+	ml->mountpoint = BPF_CORE_READ(m, mnt_mountpoint);
+	ml->root = BPF_CORE_READ(m, mnt.mnt_root);
+	return 0;
+}
+
 struct mnt_namespace___seq {
 	__u64 seq;
 } __attribute__((preserve_access_index));
@@ -198,8 +224,22 @@ struct mnt_namespace___anon {
  */
 static __always_inline bool attached(struct mount *m)
 {
-	struct mnt_namespace *ns = BPF_CORE_READ(m, mnt_ns);
+	struct mnt_namespace *ns;
 
+	/*
+	 * Most walks end at the root of the task's own namespace: then ns is
+	 * the task's, reached through the task's own BTF pointers (direct
+	 * loads), not two helper calls. The same test on the same namespace.
+	 */
+	ns = bpf_get_current_task_btf()->nsproxy->mnt_ns;
+	if ((void *)ns->root == (void *)m && ns->root->mnt_ns == ns) {
+		if (bpf_core_field_exists(struct mnt_namespace___anon, is_anon))
+			return !((struct mnt_namespace___anon *)ns)->is_anon;
+		if (bpf_core_field_exists(struct mnt_namespace___seq, seq))
+			return ((struct mnt_namespace___seq *)ns)->seq != 0;
+		return false;
+	}
+	ns = BPF_CORE_READ(m, mnt_ns);
 	if (!ns)
 		return false;
 	if (bpf_core_field_exists(struct mnt_namespace___anon, is_anon))
@@ -239,19 +279,22 @@ static long up_step(__u32 i, void *ctx)
 		w->state = WALK_UNRESOLVED;
 		return 1;
 	}
-	if (d == w->root || d == l.parent) {
-		if (d != w->root) {	/* not beneath its mount's root */
+	if (d == w->ml.root || d == l.parent) {
+		if (d != w->ml.root) {	/* not beneath its mount's root */
 			w->state = WALK_DETACHED;
 			return 1;
 		}
-		up = BPF_CORE_READ(m, mnt_parent);
+		up = w->ml.parent;
 		if (!up || up == m) {	/* the root of a mount tree */
 			w->state = attached(m) ? WALK_DONE : WALK_UNRESOLVED;
 			return 1;
 		}
-		w->d = BPF_CORE_READ(m, mnt_mountpoint);
+		w->d = w->ml.mountpoint;
 		w->m = up;
-		w->root = BPF_CORE_READ(up, mnt.mnt_root);
+		if (mount_link(up, &w->ml)) {
+			w->state = WALK_UNRESOLVED;
+			return 1;
+		}
 		return 0;
 	}
 	if (l.len > SBX_NAME_MAX || l.len + 2 > w->pos) {	/* keep pos >= 1: at most 4095 bytes */
@@ -299,7 +342,8 @@ __attribute__((noinline)) int resolve_in(__u64 d, __u64 m, struct walk_buf *walk
 	w.buf = walk->b;
 	if (BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL)
 		return PATH_NOT_IN_TREE;
-	w.root = BPF_CORE_READ(mnt, mnt.mnt_root);
+	if (mount_link(mnt, &w.ml))
+		return PATH_UNRESOLVED;
 	bpf_loop(SBX_WALK_MAX, up_step, &w, 0);
 	if (w.state != WALK_DONE)
 		return w.state == WALK_DETACHED ? PATH_DETACHED : PATH_UNRESOLVED;
@@ -335,8 +379,17 @@ static __always_inline void walk_to_event(struct walk_buf *walk, struct sbx_even
 static __always_inline int resolve(struct dentry *d, struct vfsmount *mnt, struct walk_buf *walk,
 				   char *out, __u32 *out_len)
 {
-	return resolve_in(ptr_value(d), ptr_value(real_mount(mnt)), walk, (struct sbx_path *)out,
-			  out_len);
+	/*
+	 * The global function takes numbers. A pointer written to map memory
+	 * reads back as one (a loader with CAP_PERFMON may leak addresses
+	 * into maps): two instructions each, where ptr_value() is a helper
+	 * call. @walk is this call's own slot, so nothing else writes there.
+	 */
+	*(volatile __u64 *)&walk->arg_d = (__u64)d;
+	*(volatile __u64 *)&walk->arg_m = (__u64)mnt;
+	return resolve_in(*(volatile __u64 *)&walk->arg_d,
+			  *(volatile __u64 *)&walk->arg_m - bpf_core_field_offset(struct mount, mnt), walk,
+			  (struct sbx_path *)out, out_len);
 }
 
 /* The same for an open file: its struct path in one read. */

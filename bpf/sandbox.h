@@ -86,6 +86,7 @@ static __always_inline int lsm_verdict(int verdict)
 struct walk_buf {
 	__u32 start;
 	__u32 len;
+	__u64 arg_d, arg_m;	/* fs.bpf.c resolve(): its pointers, made numbers */
 	char b[2 * SBX_PATH_MAX + SBX_NAME_MAX + 1];
 };
 
@@ -638,7 +639,12 @@ static __always_inline struct sbx_scratch *current_work(void)
 	return bpf_map_lookup_elem(&work, &i);
 }
 
-/* Make the @i-th sandbox of the chain the one judged for. False if it went meanwhile. */
+/*
+ * Make the @i-th sandbox of the chain the one judged for. False if it went
+ * meanwhile. Looked up again for each check, not kept from the call's
+ * begin: `sandboxes` is preallocated, so an entry replaced or deleted
+ * during the walk may already hold another sandbox's values.
+ */
 static __always_inline bool judge_select(struct judge *j, __u32 i)
 {
 	__u64 id = j->s->chain.cgid[i & (SBX_NEST_MAX - 1)];
@@ -646,6 +652,31 @@ static __always_inline bool judge_select(struct judge *j, __u32 i)
 	j->sb = bpf_map_lookup_elem(&sandboxes, &id);
 	j->sandbox_cgid = id;
 	return j->sb != NULL;
+}
+
+/*
+ * The common case of a chain, without nesting: the task sits in its
+ * sandbox's cgroup. Then the chain is that one sandbox, and its entry is
+ * selected with the one lookup that found it (sbx_current_chain cannot
+ * hand an entry back: a global function returns numbers). The key is
+ * j->sandbox_cgid itself: 6.1's stack has no room for another.
+ */
+static __always_inline bool judge_own_cgroup(struct judge *j)
+{
+	struct sbx_sandbox *sb;
+
+	j->sb = NULL;	/* nothing left selected from an earlier begin */
+	if (nest_set)
+		return false;
+	j->sandbox_cgid = bpf_get_current_cgroup_id();
+	sb = bpf_map_lookup_elem(&sandboxes, &j->sandbox_cgid);
+	if (!sb || (sb->flags & SBX_SANDBOX_ARMING))
+		return false;
+	j->s->chain.cgid[0] = j->sandbox_cgid;
+	j->s->chain.n = 1;
+	j->s->chain.overflow = 0;
+	j->sb = sb;
+	return true;
 }
 
 /*
@@ -700,6 +731,8 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 	j->s->ev.target = 0;
 	j->s->quiet_grants = 0;
 	j->s->ev.path[0] = '\0';
+	if (judge_own_cgroup(j))
+		return 1;
 	/* The chain goes straight to scratch memory: the matcher's calls need the stack. */
 	current_chain(&j->s->chain);
 	if (j->s->chain.overflow) {

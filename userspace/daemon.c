@@ -724,12 +724,19 @@ struct limit_watch {
 	int ifd;
 };
 
+static int seen_cmp(const void *a, const void *b)
+{
+	__u64 x = ((const struct limit_seen *)a)->cgid, y = ((const struct limit_seen *)b)->cgid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* w->e is kept sorted by cgroup id: one look each second per sandbox is a search, not a scan. */
 static struct limit_seen *seen_before(const struct limit_watch *w, __u64 cgid)
 {
-	for (size_t i = 0; i < w->n; i++)
-		if (w->e[i].cgid == cgid)
-			return &w->e[i];
-	return NULL;
+	struct limit_seen key = { .cgid = cgid };
+
+	return w->n ? bsearch(&key, w->e, w->n, sizeof(*w->e), seen_cmp) : NULL;
 }
 
 /* Watch @cg's memory.events and pids.events (absent without their controller: no watch). */
@@ -791,15 +798,18 @@ static void watch_limits(struct event_sink *sink, struct daemon_out *out)
 	struct sbx_sandbox sb;
 	__u64 cgid, prev = 0;
 	bool first = true;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 
 	while (!loader__next_sandbox(out->l, first ? NULL : &prev, &cgid, &sb)) {
 		first = false;
 		prev = cgid;
-		grown = realloc(next, (n + 1) * sizeof(*next));
-		if (!grown)
-			break;
-		next = grown;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(next, cap * sizeof(*next));
+			if (!grown)
+				break;
+			next = grown;
+		}
 		was = seen_before(w, cgid);
 		next[n] = was ? *was : first_sight(out, cgid);
 		if (was)
@@ -811,6 +821,8 @@ static void watch_limits(struct event_sink *sink, struct daemon_out *out)
 	for (size_t i = 0; i < w->n; i++)
 		free(w->e[i].path);	/* sandboxes that went */
 	free(w->e);
+	if (n)
+		qsort(next, n, sizeof(*next), seen_cmp);
 	w->e = next;
 	w->n = n;
 }
@@ -827,8 +839,14 @@ static json_t *watch_cb(void *ctx, __u64 cgid)
 	if (was)	/* seen before its record was there: look again */
 		*was = first_sight(out, cgid);
 	else if ((grown = realloc(w->e, (w->n + 1) * sizeof(*w->e)))) {
+		size_t at = 0;
+
 		w->e = grown;
-		was = &w->e[w->n++];
+		while (at < w->n && w->e[at].cgid < cgid)	/* where it goes in the order */
+			at++;
+		memmove(&w->e[at + 1], &w->e[at], (w->n - at) * sizeof(*w->e));
+		w->n++;
+		was = &w->e[at];
 		*was = first_sight(out, cgid);
 	} else {
 		return NULL;

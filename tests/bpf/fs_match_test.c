@@ -309,6 +309,80 @@ static void test_long_paths(void **state)
 	assert_int_equal(v.write_rule, SBX_RULE_NONE);
 }
 
+/*
+ * The matcher reads the path 8 bytes at a time (fs_walk_step): names of
+ * every length around that stride, at every alignment in the path, match
+ * the rules userspace compiled, absolute and any-depth, and a name one
+ * byte longer does not.
+ */
+static void test_chunk_boundaries(void **state)
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxy";
+	static __u32 d[26][9], w[26];
+	char name[32], dir[16], path[128];
+
+	(void)state;
+	for (int n = 1; n <= 25; n++) {
+		snprintf(name, sizeof(name), "%.*s", n, letters);
+		w[n] = add(RULE_DENY_WRITE, RULE_ANY_DEPTH, name);
+		for (int o = 0; o <= 8; o++) {
+			snprintf(path, sizeof(path), "/%.*s/%s", o + 1, "ooooooooo", name);
+			d[n][o] = add(RULE_DENY_READ, RULE_ABSOLUTE, path);
+		}
+	}
+	install(1);
+	for (int n = 1; n <= 25; n++) {
+		snprintf(name, sizeof(name), "%.*s", n, letters);
+		for (int o = 0; o <= 8; o++) {
+			snprintf(dir, sizeof(dir), "/%.*s", o + 1, "ooooooooo");
+			snprintf(path, sizeof(path), "%s/%s", dir, name);
+			assert_read(path, 1, d[n][o]);
+			snprintf(path, sizeof(path), "%s/%s/f", dir, name);
+			assert_read(path, 1, d[n][o]);
+			snprintf(path, sizeof(path), "%s/%sZ", dir, name);
+			assert_read(path, 0, SBX_RULE_NONE);
+			/* Any-depth: the same name wherever it starts. */
+			snprintf(path, sizeof(path), "/%.*s/%s", o + 1, "ttttttttt", name);
+			assert_write(path, 1, w[n]);
+			snprintf(path, sizeof(path), "/%.*s/Z%s", o + 1, "ttttttttt", name);
+			assert_write(path, 1, SBX_RULE_DEFAULT_WRITE);
+		}
+	}
+}
+
+/* Paths of 4,095 bytes whose last component ends in the buffer's last 8 bytes, at several lengths. */
+static void test_path_at_buffer_end(void **state)
+{
+	static char path[SBX_PATH_MAX];
+	static const __u32 lasts[] = { 1, 3, 7, 8, 9, 13 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lasts) / sizeof(lasts[0]); i++) {
+		size_t len, fill;
+		__u32 d, a;
+
+		clear_rules(NULL);
+		strcpy(path, "/deep");
+		while (strlen(path) < SBX_PATH_MAX - 1 - lasts[i] - 1 - 20)
+			strcat(path, "/abcdefghi");
+		fill = SBX_PATH_MAX - 1 - lasts[i] - 1 - strlen(path) - 1;	/* one more component */
+		strcat(path, "/");
+		memset(path + strlen(path), 'p', fill);
+		path[SBX_PATH_MAX - 1 - lasts[i] - 1] = '\0';
+		strcat(path, "/");
+		memset(path + strlen(path), 'L', lasts[i]);
+		path[SBX_PATH_MAX - 1] = '\0';
+		len = strlen(path);
+		assert_int_equal(len, SBX_PATH_MAX - 1);
+		d = add(RULE_DENY_READ, RULE_ABSOLUTE, "/deep/abcdefghi");
+		a = add(RULE_ALLOW_READ, RULE_ABSOLUTE, path);
+		install(1);
+		assert_read(path, 0, a);
+		path[len - 1] = 'X';
+		assert_read(path, 1, d);
+	}
+}
+
 /* 10,000 rules: verdicts stay exact (cost is per component, see bench/). */
 static void test_many_rules(void **state)
 {
@@ -418,6 +492,8 @@ int main(void)
 		cmocka_unit_test_setup(test_policies_are_separate, clear_rules),
 		cmocka_unit_test_setup(test_deny_beats_allow_at_same_place, clear_rules),
 		cmocka_unit_test_setup(test_long_paths, clear_rules),
+		cmocka_unit_test_setup(test_chunk_boundaries, clear_rules),
+		cmocka_unit_test_setup(test_path_at_buffer_end, clear_rules),
 		cmocka_unit_test_setup(test_many_rules, clear_rules),
 		cmocka_unit_test_setup(test_grant_expiry, clear_rules),
 	};
