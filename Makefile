@@ -192,6 +192,11 @@ $(BUILD)/bench/noop.bpf.o: $(BUILD)/bench/noop.bpf.c
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# Bench tools that list or load programs with libbpf.
+$(BUILD)/bench/bin/progstats: bench/progstats.c | $(BUILD)/bench/bin
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $< -lbpf -lelf -lz -lzstd
+
 $(BUILD)/bench/bin/noop-lsm: bench/noop-lsm.c $(BUILD)/bench/noop.skel.h | $(BUILD)/bench/bin
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/bench -static -o $@ $< -lbpf -lelf -lz -lzstd

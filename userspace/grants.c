@@ -1064,7 +1064,6 @@ struct grants_seen {
 	bool seen;		/* in the count being made */
 };
 
-
 static bool same_file(const struct grants_seen *e, const struct stat *st)
 {
 	return e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size &&
