@@ -190,7 +190,7 @@ static __always_inline int dentry_link(struct dentry *d, struct dentry_link *l, 
 	return 0;
 }
 
-/* @m's struct mount_link (the layout checked with CO-RE, else three reads): 0, or -1. */
+/* @m's struct mount_link (the layout checked with CO-RE, else three reads): 0, or -1 if a read failed. */
 static __always_inline int mount_link(struct mount *m, struct mount_link *ml)
 {
 	__u32 parent_off = bpf_core_field_offset(struct mount, mnt_parent);
@@ -199,9 +199,11 @@ static __always_inline int mount_link(struct mount *m, struct mount_link *ml)
 
 	if (point_off == parent_off + 8 && root_off == parent_off + 16)
 		return bpf_probe_read_kernel(ml, sizeof(*ml), (void *)m + parent_off) ? -1 : 0;
-	ml->parent = BPF_CORE_READ(m, mnt_parent);
-	ml->mountpoint = BPF_CORE_READ(m, mnt_mountpoint);
-	ml->root = BPF_CORE_READ(m, mnt.mnt_root);
+	/* A failed read fails the walk: a NULL parent would end it early, at a truncated path. */
+	if (bpf_core_read(&ml->parent, sizeof(ml->parent), &m->mnt_parent) ||
+	    bpf_core_read(&ml->mountpoint, sizeof(ml->mountpoint), &m->mnt_mountpoint) ||
+	    bpf_core_read(&ml->root, sizeof(ml->root), &m->mnt.mnt_root))
+		return -1;
 	return 0;
 }
 
