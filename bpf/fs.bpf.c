@@ -184,9 +184,11 @@ static __always_inline int dentry_link(struct dentry *d, struct dentry_link *l, 
 			       l->len < SBX_INLINE_NAME;
 		return 0;
 	}
-	l->parent = BPF_CORE_READ(d, d_parent);
-	l->len = BPF_CORE_READ(d, d_name.len);
-	l->name = BPF_CORE_READ(d, d_name.name);
+	/* A failed read fails the walk, as in mount_link. */
+	if (bpf_core_read(&l->parent, sizeof(l->parent), &d->d_parent) ||
+	    bpf_core_read(&l->len, sizeof(l->len), &d->d_name.len) ||
+	    bpf_core_read(&l->name, sizeof(l->name), &d->d_name.name))
+		return -1;
 	return 0;
 }
 
@@ -228,27 +230,26 @@ static __always_inline bool attached(struct mount *m)
 {
 	struct mnt_namespace *ns;
 
+/* @ns is not anonymous, its fields read with @rd (a direct load or BPF_CORE_READ). */
+#define NS_NAMED(ns, rd)									\
+	(bpf_core_field_exists(struct mnt_namespace___anon, is_anon) ?				\
+		!rd((struct mnt_namespace___anon *)(ns), is_anon) :				\
+	 bpf_core_field_exists(struct mnt_namespace___seq, seq) ?				\
+		rd((struct mnt_namespace___seq *)(ns), seq) != 0 : false)
+#define NS_LOAD(p, f)	((p)->f)
+
 	/*
 	 * Most walks end at the root of the task's own namespace: then ns is
 	 * the task's, reached through the task's own BTF pointers (direct
 	 * loads), not two helper calls. The same test on the same namespace.
 	 */
 	ns = bpf_get_current_task_btf()->nsproxy->mnt_ns;
-	if ((void *)ns->root == (void *)m && ns->root->mnt_ns == ns) {
-		if (bpf_core_field_exists(struct mnt_namespace___anon, is_anon))
-			return !((struct mnt_namespace___anon *)ns)->is_anon;
-		if (bpf_core_field_exists(struct mnt_namespace___seq, seq))
-			return ((struct mnt_namespace___seq *)ns)->seq != 0;
-		return false;
-	}
+	if ((void *)ns->root == (void *)m && ns->root->mnt_ns == ns)
+		return NS_NAMED(ns, NS_LOAD);
 	ns = BPF_CORE_READ(m, mnt_ns);
-	if (!ns)
-		return false;
-	if (bpf_core_field_exists(struct mnt_namespace___anon, is_anon))
-		return !BPF_CORE_READ((struct mnt_namespace___anon *)ns, is_anon);
-	if (bpf_core_field_exists(struct mnt_namespace___seq, seq))
-		return BPF_CORE_READ((struct mnt_namespace___seq *)ns, seq) != 0;
-	return false;
+	return ns && NS_NAMED(ns, BPF_CORE_READ);
+#undef NS_LOAD
+#undef NS_NAMED
 }
 
 /*

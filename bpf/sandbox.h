@@ -125,20 +125,17 @@ struct sbx_scratch {
 	__u64 fd_now, fd_inner;	/* the descriptor use being judged: when, its innermost sandbox, */
 	__u64 fd_cand, fd_cand_dentry, fd_cand_mnt;	/* its file */
 	__u32 fd_cand_need;
-	__u32 slot;		/* which slot this is, + 1 (work_claim) */
-	__u32 prev_slot;	/* the task's slot before this call claimed it (a nested call's: LIFO) */
+	__u32 slot;		/* which slot this is, + 1 (sbx_work_pick) */
+	__u32 pad;
 };
 
 /*
  * What outlives one hook call, per sandboxed task (task storage, small):
- * descriptor uses recently allowed (fs.bpf.c file_permission), and which
- * work slot the task's innermost judging call holds (for the bpf_loop
- * callbacks, which reach scratch memory only through the task).
+ * descriptor uses recently allowed (fs.bpf.c file_permission). Having one
+ * also says the task was judged before (judge_memory).
  */
 struct sbx_task {
 	struct sbx_fd_seen fd_seen[SBX_FD_CACHE];
-	__u32 slot;		/* that slot + 1; 0: none */
-	__u32 pad;
 };
 
 /* Judging calls at once on one CPU (preempted or nested); one more fails closed. */
@@ -526,7 +523,7 @@ extern int sbx_arm_current(void);
  * Everything one hook invocation works with. 24 bytes, as before work
  * slots: two judges live at once on file_open's deepest path, whose frames
  * then fill the verifier's 512-byte stack exactly (6.1); what a slot needs
- * to be given back is in the slot (struct sbx_scratch slot, prev_slot).
+ * to be given back is in the slot (struct sbx_scratch slot).
  */
 struct judge {
 	struct sbx_sandbox *sb;		/* the sandbox being judged for (one of s->chain) */
@@ -535,21 +532,16 @@ struct judge {
 };
 
 /*
- * Give work slot @s back (the task's slot to what it was before). A
- * function of its own: its stack is not added to the hook's, which is as
- * deep as the verifier allows on 6.1.
+ * Give work slot @s back. A function of its own: its stack is not added to
+ * the hook's, which is as deep as the verifier allows on 6.1.
  */
 static __noinline void work_put(struct sbx_scratch *s)
 {
-	struct sbx_task *t;
 	__u32 zero = 0;
 	__u64 *busy;
 
 	if (!s)
 		return;
-	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
-	if (t)
-		t->slot = s->prev_slot;
 	busy = bpf_map_lookup_elem(&work_busy, &zero);
 	if (busy)
 		__sync_fetch_and_and(busy, ~(1ULL << ((s->slot - 1) & 63)));
@@ -622,21 +614,7 @@ static __noinline struct sbx_scratch *work_get(struct sbx_task *t)
 		return NULL;
 	}
 	s->slot = slot;
-	s->prev_slot = t->slot;
-	t->slot = slot;
 	return s;
-}
-
-/* The work slot of the current task's innermost judging call, for bpf_loop callbacks; NULL if none. */
-static __always_inline struct sbx_scratch *current_work(void)
-{
-	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
-	__u32 i;
-
-	if (!t || !t->slot)
-		return NULL;
-	i = t->slot - 1;
-	return bpf_map_lookup_elem(&work, &i);
 }
 
 /*
@@ -659,7 +637,8 @@ static __always_inline bool judge_select(struct judge *j, __u32 i)
  * sandbox's cgroup. Then the chain is that one sandbox, and its entry is
  * selected with the one lookup that found it (sbx_current_chain cannot
  * hand an entry back: a global function returns numbers). The key is
- * j->sandbox_cgid itself: 6.1's stack has no room for another.
+ * j->sandbox_cgid, the task's cgroup as judge_begin_as read it: 6.1's
+ * stack has no room for another.
  */
 static __always_inline bool judge_own_cgroup(struct judge *j)
 {
@@ -668,7 +647,6 @@ static __always_inline bool judge_own_cgroup(struct judge *j)
 	j->sb = NULL;	/* nothing left selected from an earlier begin */
 	if (nest_set)
 		return false;
-	j->sandbox_cgid = bpf_get_current_cgroup_id();
 	sb = bpf_map_lookup_elem(&sandboxes, &j->sandbox_cgid);
 	if (!sb || (sb->flags & SBX_SANDBOX_ARMING))
 		return false;
@@ -710,10 +688,22 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 
 	/*
 	 * @outside_checked: the caller's short way already let the outside go
-	 * (file_permission, whose frame has no room for it here).
+	 * (file_permission, whose frame has no room for it here). Otherwise
+	 * task_outside()'s test, with the cgroup id kept in @j: judge_own_cgroup
+	 * looks it up, one helper call fewer.
 	 */
-	if (!outside_checked && task_outside())
-		return 0;
+	if (outside_checked) {
+		j->sandbox_cgid = bpf_get_current_cgroup_id();
+	} else {
+		__u64 gen;
+
+		if (!nr_sandboxes)
+			return 0;
+		gen = sandbox_gen;
+		j->sandbox_cgid = bpf_get_current_cgroup_id();
+		if (outside_known(j->sandbox_cgid, gen))
+			return 0;
+	}
 	res = judge_memory(j);
 	if (res < 0) {
 		/* Fail closed; the lost event is counted. */
@@ -773,37 +763,50 @@ static __always_inline __u64 key_mix(__u64 h, __u64 x)
 }
 
 #ifdef SBX_DEFINE_MAPS
-/* Where key_word is: 16 bytes, for the stack is nearly full when a hook reports. */
+/*
+ * What key_word works on: 16 bytes, for the stack is nearly full when a
+ * hook reports. The event itself rides along (a pointer kept on the stack
+ * keeps its type), so the callback needs no way back to the work slot.
+ */
 struct key_ctx {
 	__u64 h;
-	__u32 at;	/* offset into ev.path (path2 follows it) */
-	__u32 end;
+	const struct sbx_event *ev;
 };
 
-/* bpf_loop callback: fold the next 8 bytes of the event's paths, up to c->end, into c->h. */
+/* Fold 8 bytes (@at..@at+8, of which @end - @at are the path's) into c->h. */
+static __always_inline long key_fold(struct key_ctx *c, __u32 at, __u32 end)
+{
+	__u64 w;
+
+	if (at >= end)
+		return 1;
+	w = *(const __u64 *)(c->ev->path + (at & (2 * SBX_PATH_MAX - 8)));
+	/* Bytes past the path are an earlier event's: never part of the key. */
+	if (end - at < 8)
+		w &= (1ULL << ((end - at) * 8)) - 1;
+	c->h = key_mix(c->h, w);
+	return 0;
+}
+
+/* bpf_loop callbacks: the @i-th 8 bytes of the event's path, of its second path. */
 static long key_word(__u32 i, void *ctx)
 {
 	struct key_ctx *c = ctx;
-	struct sbx_scratch *s = current_work();
-	__u32 at = c->at, left;
-	__u64 w;
 
-	if (!s || at >= c->end)
-		return 1;
-	w = *(__u64 *)(s->ev.path + (at & (2 * SBX_PATH_MAX - 8)));
-	left = c->end - at;
-	/* Bytes past the path are an earlier event's: never part of the key. */
-	if (left < 8)
-		w &= (1ULL << (left * 8)) - 1;
-	c->h = key_mix(c->h, w);
-	c->at = at + 8;
-	return 0;
+	return key_fold(c, i * 8, c->ev->path_len & (SBX_PATH_MAX - 1));
+}
+
+static long key_word2(__u32 i, void *ctx)
+{
+	struct key_ctx *c = ctx;
+
+	return key_fold(c, SBX_PATH_MAX + i * 8, SBX_PATH_MAX + (c->ev->path2_len & (SBX_PATH_MAX - 1)));
 }
 
 /* What makes two violations identical, as a non-zero 64-bit key. */
 static __noinline __u64 event_key(struct sbx_event *ev)
 {
-	struct key_ctx c;
+	struct key_ctx c = { .ev = ev };
 	__u64 h = SBX_HASH2_INIT;
 	__u32 len;
 
@@ -818,15 +821,11 @@ static __noinline __u64 event_key(struct sbx_event *ev)
 	h = key_mix(h, *(__u64 *)&ev->addr[8]);
 	len = ev->path_len & (SBX_PATH_MAX - 1);
 	c.h = key_mix(h, len);
-	c.at = 0;
-	c.end = len;
 	bpf_loop((len + 7) / 8, key_word, &c, 0);
 	if (ev->flags & SBX_EV_PATH2) {
 		len = ev->path2_len & (SBX_PATH_MAX - 1);
 		c.h = key_mix(c.h, len);
-		c.at = SBX_PATH_MAX;
-		c.end = SBX_PATH_MAX + len;
-		bpf_loop((len + 7) / 8, key_word, &c, 0);
+		bpf_loop((len + 7) / 8, key_word2, &c, 0);
 	}
 	return c.h | 1;
 }
