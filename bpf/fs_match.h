@@ -19,7 +19,8 @@
  * overwrite the verdict of earlier ones: "most specific rule wins" falls out
  * of the walk order. At one component end, deny beats allow. A mandatory
  * match denies writes for good. Cost: at most 1 + popcount(mask) lookups per
- * component, whatever the number of rules.
+ * component, whatever the number of rules; and with no any-depth pattern to
+ * look for, the walk ends at the first prefix that has no entry.
  *
  * The includer defines the fs_rules map and the fs_filter array (sbx_abi.h)
  * before including this file.
@@ -39,6 +40,7 @@ struct fs_state {
 	__u32 policy_id;
 	__u32 mask;		/* any-depth component counts in use */
 	__u32 ncomp;		/* components ended so far */
+	__u32 stop;		/* nothing deeper can match: the walk ends (fs_component_end) */
 	__u64 h1, h2;		/* of path[0..i): its components folded */
 	__u64 c1, c2;		/* of the current component */
 	__u64 comp1[SBX_ANY_DEPTH_MAX], comp2[SBX_ANY_DEPTH_MAX];	/* last components, ring */
@@ -177,6 +179,16 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 	}
 	w->last_flags = flags;
 	/*
+	 * No entry at this prefix means no absolute rule at or beneath it:
+	 * each puts a guard on every proper ancestor (fsrules.c push_rule; a
+	 * grant's entries are compiled the same way and expire all at once).
+	 * Without any-depth patterns to look for, the rest of the path cannot
+	 * change the verdict: most paths a sandbox opens (/usr/..., /etc/...)
+	 * end here after their first component. Not at the root, which has no
+	 * guard.
+	 */
+	w->stop = prefix_len && !flags && !w->mask;
+	/*
 	 * Almost every component end matches nothing, and then fs_apply
 	 * changes nothing: skipping it saves ~50 instructions per component.
 	 * One branch in a global function, verified once per program.
@@ -218,6 +230,8 @@ static long fs_walk_step(__u32 i, void *ctx)
 			w->st.c1 = c1;
 			w->st.c2 = c2;
 			fs_component_end(&w->st, pos);	/* pos == 0: the root, "" */
+			if (w->st.stop)
+				return 1;
 			c1 = SBX_HASH_INIT;
 			c2 = SBX_HASH2_INIT;
 		} else {
@@ -263,7 +277,7 @@ __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 poli
 		return 0;
 	}
 	bpf_loop((len + FS_WALK_STRIDE - 1) / FS_WALK_STRIDE, fs_walk_step, &w, 0);
-	if (len > 1)	/* "/" itself was judged as the empty prefix */
+	if (len > 1 && !w.st.stop)	/* "/" itself was judged as the empty prefix */
 		fs_component_end(&w.st, len);
 	w.st.v.guard = w.st.last_flags != 0;
 	w.st.v.guard_mandatory = !!(w.st.last_flags & SBX_FS_GUARD_MANDATORY);

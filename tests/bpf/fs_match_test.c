@@ -478,11 +478,47 @@ static void test_filter_gates_lookups(void **state)
 	assert_read("/home/u/.ssh/id_rsa", 1, d);
 }
 
+/*
+ * With no any-depth pattern to look for, the matcher stops at the first
+ * prefix that has no entry: the loader guards every ancestor of a rule, so
+ * nothing beneath can match. An entry put without those guards is not seen,
+ * which is why fsrules.c writes them; with them, it is. Any-depth patterns
+ * keep the walk going to the end of the path.
+ */
+static void test_walk_ends_at_unguarded_prefix(void **state)
+{
+	struct sbx_fs_rule deny = { .read_rule = 7, .write_rule = 7, .guard_rule = 7,
+				    .unix_rule = SBX_RULE_NONE, .flags = SBX_FS_DENY_READ };
+	struct sbx_fs_rule guard = { .read_rule = 7, .write_rule = 7, .guard_rule = 7,
+				     .unix_rule = SBX_RULE_NONE, .flags = SBX_FS_GUARD };
+	struct sbx_fs_key key;
+	__u32 env;
+
+	(void)state;
+	key = fs_key_absolute(1, "/srv/a/key");
+	put_rule(&key, &deny);
+	assert_read("/srv/a/key", 0, SBX_RULE_NONE);
+	key = fs_key_absolute(1, "/srv");
+	put_rule(&key, &guard);
+	assert_read("/srv/a/key", 0, SBX_RULE_NONE);	/* /srv/a has none */
+	key = fs_key_absolute(1, "/srv/a");
+	put_rule(&key, &guard);
+	assert_read("/srv/a/key", 1, 7);
+	assert_read("/srv/a/key/inner", 1, 7);
+	/* The compiled policy guards its own rules: found at any depth. */
+	env = add(RULE_DENY_READ, RULE_ANY_DEPTH, ".env");
+	install(1);
+	assert_true(mask != 0);
+	assert_read("/opt/x/y/z/.env", 1, env);
+	assert_read("/srv/a/key", 1, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_no_rules, clear_rules),
 		cmocka_unit_test_setup(test_filter_gates_lookups, clear_rules),
+		cmocka_unit_test_setup(test_walk_ends_at_unguarded_prefix, clear_rules),
 		cmocka_unit_test_setup(test_deny_read_covers_subtree_not_siblings, clear_rules),
 		cmocka_unit_test_setup(test_read_nesting, clear_rules),
 		cmocka_unit_test_setup(test_write_nesting, clear_rules),
