@@ -80,6 +80,7 @@
 #define FMODE_READ	0x1
 #define FMODE_WRITE	0x2
 #define __FMODE_EXEC	0x20	/* in f_flags, not f_mode: do_open_execat's (and uselib's) opens */
+#define O_CREAT		0100	/* in f_flags until the open is done (do_dentry_open clears it after) */
 #define RENAME_EXCHANGE	(1 << 1)
 #define ATTR_MODE	(1 << 0)
 #define ATTR_UID	(1 << 1)
@@ -879,6 +880,60 @@ static __always_inline __u32 file_need(struct file *file)
 	return need;
 }
 
+/*
+ * How long path_mknod's allow of a new file stands for the open creating it
+ * (created_here): that open is the same system call, microseconds later.
+ */
+#define CREATE_WINDOW_NS	(1000 * 1000ULL)
+
+/*
+ * path_mknod allowed this task to create the regular file at @d (under
+ * mount @mnt: the numbers resolve() stored) for writing, and reported
+ * nothing: remember it for the open that creates it (created_here). In a
+ * frame of its own, as fd_use_remember.
+ */
+static __noinline void created_remember(struct sbx_scratch *s)
+{
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+
+	if (!t || !s)
+		return;	/* judge_begin made both: not gone, but the verifier cannot know */
+	t->created.dentry = s->walk.arg_d;
+	t->created.mnt = s->walk.arg_m;
+	t->created.cgid = bpf_get_current_cgroup_id();
+	t->created.until = bpf_ktime_get_ns() + CREATE_WINDOW_NS;
+}
+
+/*
+ * 1 when an open for writing only (O_CREAT) needs no judging: the task is
+ * in no sandbox, or path_mknod has just allowed it to create this very
+ * file (same dentry, mount and cgroup, within CREATE_WINDOW_NS): the open
+ * that creates a file is judged once, at its path_mknod, with the same
+ * path and the same need. The memory is used once, hit or miss, so it
+ * stands for that one system call. An O_RDWR create is judged again: the
+ * read was not asked at path_mknod.
+ */
+static __noinline int created_here(struct file *file)
+{
+	struct sbx_task *t;
+	__u64 id, gen;
+	int hit;
+
+	if (!nr_sandboxes)
+		return 1;
+	gen = sandbox_gen;
+	id = bpf_get_current_cgroup_id();
+	if (outside_known(id, gen))
+		return 1;
+	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	if (!t || !t->created.until)
+		return 0;
+	hit = t->created.dentry == (__u64)file->f_path.dentry && t->created.mnt == (__u64)file->f_path.mnt &&
+	      t->created.cgid == id && bpf_ktime_get_ns() < t->created.until;
+	t->created.until = 0;
+	return hit;
+}
+
 SBX_LSM(file_open, fs_file_open, struct file *file)
 {
 	__u32 need;
@@ -887,6 +942,8 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	if ((file->f_flags & __FMODE_EXEC) && arming_set)
 		sbx_arm_current();
 	need = file_need(file);
+	if (need == NEED_WRITE && (file->f_flags & O_CREAT) && created_here(file))
+		return 0;
 	return need ? judge_fd(file, need, 0) : 0;
 }
 
@@ -942,10 +999,22 @@ SBX_LSM(file_permission, fs_file_permission, struct file *file, int mask)
 SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev)
 {
+	JUDGE(j);
+	int res;
+
 	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
 		/* A new device node would open any device under a writable name. */
 		return deny_object(dentry, dir->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
-	return judge_one(dentry, dir->mnt, SBX_OP_CREATE, NEED_WRITE);
+	res = judge_begin(&j);
+	if (res <= 0)
+		return res;
+	j.s->emitted = 0;
+	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
+	res = judge_path(&j, res, dentry, SBX_OP_CREATE, NEED_WRITE);
+	/* A regular file allowed without a word (no audit, no grant): its open need not ask again. */
+	if (!res && !j.s->emitted && (mode & S_IFMT) == S_IFREG)
+		created_remember(j.s);
+	return res;
 }
 
 SBX_LSM(path_mkdir, fs_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode)

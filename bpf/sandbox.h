@@ -130,12 +130,22 @@ struct sbx_scratch {
 };
 
 /*
+ * The file path_mknod last let this task create (fs.bpf.c created_here):
+ * the open that creates it, in the same call, is not judged again.
+ */
+struct sbx_created {
+	__u64 dentry, mnt, cgid, until;	/* until 0: none */
+};
+
+/*
  * What outlives one hook call, per sandboxed task (task storage, small):
- * descriptor uses recently allowed (fs.bpf.c file_permission). Having one
- * also says the task was judged before (judge_memory).
+ * descriptor uses recently allowed (fs.bpf.c file_permission), the file
+ * just created. Having one also says the task was judged before
+ * (judge_memory).
  */
 struct sbx_task {
 	struct sbx_fd_seen fd_seen[SBX_FD_CACHE];
+	struct sbx_created created;
 };
 
 /* Judging calls at once on one CPU (preempted or nested); one more fails closed. */

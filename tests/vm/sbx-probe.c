@@ -4,10 +4,15 @@
  * the kernel answered, so tests assert on errno names rather than on the
  * wording of some tool's error message.
  *
- *   sbx-probe open PATH [r|w|rw|a|creat|trunc|rtrunc]
+ *   sbx-probe open PATH [r|w|rw|a|creat|rwcreat|wcreat|trunc|rtrunc]
  *                                   open(2) (then read one byte if readable);
  *                                   creat = O_CREAT|O_EXCL|O_WRONLY,
+ *                                   rwcreat = O_CREAT|O_EXCL|O_RDWR,
+ *                                   wcreat = O_CREAT|O_WRONLY (may exist),
  *                                   rtrunc = O_RDONLY|O_TRUNC
+ *   sbx-probe creat-open NEW PATH   open(NEW, creat), then at once
+ *                                   open(PATH, wcreat): PATH's result, or
+ *                                   "first-ERRNO" if NEW could not be made
  *   sbx-probe openat2 DIR PATH RESOLVE[,RESOLVE…] [r|w]
  *                                   RESOLVE: beneath in_root no_symlinks
  *                                   no_magiclinks no_xdev none
@@ -129,6 +134,7 @@ static int open_flags(const char *mode)
 	static const struct { const char *name; int flags; } modes[] = {
 		{ "r", O_RDONLY }, { "w", O_WRONLY }, { "rw", O_RDWR },
 		{ "a", O_WRONLY | O_APPEND }, { "creat", O_WRONLY | O_CREAT | O_EXCL },
+		{ "rwcreat", O_RDWR | O_CREAT | O_EXCL }, { "wcreat", O_WRONLY | O_CREAT },
 		{ "trunc", O_WRONLY | O_TRUNC }, { "rtrunc", O_RDONLY | O_TRUNC },
 	};
 
@@ -159,6 +165,19 @@ static int do_open(const char *path, const char *mode)
 	int flags = open_flags(mode);
 
 	return opened(open(path, flags | O_CLOEXEC, 0644), flags);
+}
+
+/* Two creating opens back to back: the second must be judged on its own path. */
+static int do_creat_open(const char *first, const char *second)
+{
+	int fd = open(first, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		printf("first-%s\n", errno_name(errno));
+		return 1;
+	}
+	close(fd);
+	return opened(open(second, O_WRONLY | O_CREAT | O_CLOEXEC, 0644), O_WRONLY);
 }
 
 static int do_openat2(const char *dir, const char *path, const char *resolve, const char *mode)
@@ -478,6 +497,8 @@ int main(int argc, char **argv)
 		goto usage;
 	if (!strcmp(op, "open"))
 		return do_open(a, b ? b : "r");
+	if (!strcmp(op, "creat-open") && b)
+		return do_creat_open(a, b);
 	if (!strcmp(op, "uring-open"))
 		return do_uring_open(a, b ? b : "r");
 	if (!strcmp(op, "mkdir"))
