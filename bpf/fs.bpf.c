@@ -887,17 +887,21 @@ static __always_inline __u32 file_need(struct file *file)
 #define CREATE_WINDOW_NS	(1000 * 1000ULL)
 
 /*
- * path_mknod allowed this task to create the regular file at @d (under
- * mount @mnt: the numbers resolve() stored) for writing, and reported
- * nothing: remember it for the open that creates it (created_here). In a
- * frame of its own, as fd_use_remember.
+ * After path_mknod: @keep when it allowed this task to create the regular
+ * file whose dentry and mount resolve() stored in @s, and reported nothing.
+ * Then remember it for the open that creates it (created_here); otherwise
+ * forget what an earlier call left. In a frame of its own, as
+ * fd_use_remember.
  */
-static __noinline void created_remember(struct sbx_scratch *s)
+static __noinline void created_remember(struct sbx_scratch *s, bool keep)
 {
 	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
 
 	if (!t || !s)
 		return;	/* judge_begin made both: not gone, but the verifier cannot know */
+	t->created.until = 0;
+	if (!keep)
+		return;
 	t->created.dentry = s->walk.arg_d;
 	t->created.mnt = s->walk.arg_m;
 	t->created.cgid = bpf_get_current_cgroup_id();
@@ -911,7 +915,10 @@ static __noinline void created_remember(struct sbx_scratch *s)
  * that creates a file is judged once, at its path_mknod, with the same
  * path and the same need. The memory is used once, hit or miss, so it
  * stands for that one system call. An O_RDWR create is judged again: the
- * read was not asked at path_mknod.
+ * read was not asked at path_mknod. So is anything but a regular file:
+ * lookup_open() calls path_mknod before it knows whether the name exists
+ * (a dentry not in the cache), so the open may be of an existing device
+ * node, which judge_fd refuses whatever the path.
  */
 static __noinline int created_here(struct file *file)
 {
@@ -928,7 +935,7 @@ static __noinline int created_here(struct file *file)
 	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
 	if (!t || !t->created.until)
 		return 0;
-	hit = t->created.dentry == (__u64)file->f_path.dentry && t->created.mnt == (__u64)file->f_path.mnt &&
+	hit = (file->f_inode->i_mode & S_IFMT) == S_IFREG && t->created.dentry == (__u64)file->f_path.dentry && t->created.mnt == (__u64)file->f_path.mnt &&
 	      t->created.cgid == id && bpf_ktime_get_ns() < t->created.until;
 	t->created.until = 0;
 	return hit;
@@ -1012,8 +1019,7 @@ SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry
 	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, dentry, SBX_OP_CREATE, NEED_WRITE);
 	/* A regular file allowed without a word (no audit, no grant): its open need not ask again. */
-	if (!res && !j.s->emitted && (mode & S_IFMT) == S_IFREG)
-		created_remember(j.s);
+	created_remember(j.s, !res && !j.s->emitted && (mode & S_IFMT) == S_IFREG);
 	return res;
 }
 

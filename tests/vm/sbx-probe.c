@@ -10,7 +10,7 @@
  *                                   rwcreat = O_CREAT|O_EXCL|O_RDWR,
  *                                   wcreat = O_CREAT|O_WRONLY (may exist),
  *                                   rtrunc = O_RDONLY|O_TRUNC
- *   sbx-probe creat-open NEW PATH   open(NEW, creat), then at once
+ *   sbx-probe creat-open NEW PATH   mknod(NEW, S_IFREG), then at once
  *                                   open(PATH, wcreat): PATH's result, or
  *                                   "first-ERRNO" if NEW could not be made
  *   sbx-probe openat2 DIR PATH RESOLVE[,RESOLVE…] [r|w]
@@ -167,16 +167,16 @@ static int do_open(const char *path, const char *mode)
 	return opened(open(path, flags | O_CLOEXEC, 0644), flags);
 }
 
-/* Two creating opens back to back: the second must be judged on its own path. */
+/*
+ * A regular file made by mknod(2), whose allow no open has used, then a
+ * creating open of another file: judged on its own path.
+ */
 static int do_creat_open(const char *first, const char *second)
 {
-	int fd = open(first, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-
-	if (fd < 0) {
+	if (mknod(first, S_IFREG | 0644, 0) < 0) {
 		printf("first-%s\n", errno_name(errno));
 		return 1;
 	}
-	close(fd);
 	return opened(open(second, O_WRONLY | O_CREAT | O_CLOEXEC, 0644), O_WRONLY);
 }
 
