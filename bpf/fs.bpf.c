@@ -923,19 +923,16 @@ static __noinline void created_remember(struct sbx_scratch *s, bool keep)
 static __noinline int created_here(struct file *file)
 {
 	struct sbx_task *t;
-	__u64 id, gen;
+	__u64 id;
 	int hit;
 
-	if (!nr_sandboxes)
-		return 1;
-	gen = sandbox_gen;
-	id = bpf_get_current_cgroup_id();
-	if (outside_known(id, gen))
+	if (outside_id(&id))
 		return 1;
 	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
 	if (!t || !t->created.until)
 		return 0;
-	hit = (file->f_inode->i_mode & S_IFMT) == S_IFREG && t->created.dentry == (__u64)file->f_path.dentry && t->created.mnt == (__u64)file->f_path.mnt &&
+	hit = (file->f_inode->i_mode & S_IFMT) == S_IFREG &&
+	      t->created.dentry == (__u64)file->f_path.dentry && t->created.mnt == (__u64)file->f_path.mnt &&
 	      t->created.cgid == id && bpf_ktime_get_ns() < t->created.until;
 	t->created.until = 0;
 	return hit;

@@ -317,17 +317,25 @@ static __noinline void outside_keep(__u64 id, __u64 gen)
 
 /*
  * The short way out, inlined in every hook: no sandbox at all, or the
- * task's cgroup known to be in none. False when the long way must tell.
+ * task's cgroup known to be in none. False when the long way must tell;
+ * then *@id is the task's cgroup, for callers that look it up next.
  */
-static __always_inline bool task_outside(void)
+static __always_inline bool outside_id(__u64 *id)
 {
-	__u64 gen, id;
+	__u64 gen;
 
 	if (!nr_sandboxes)
 		return true;
 	gen = sandbox_gen;
-	id = bpf_get_current_cgroup_id();
-	return outside_known(id, gen);
+	*id = bpf_get_current_cgroup_id();
+	return outside_known(*id, gen);
+}
+
+static __always_inline bool task_outside(void)
+{
+	__u64 id;
+
+	return outside_id(&id);
 }
 
 static __always_inline void stat_add(__u32 idx, __u64 n)
@@ -698,22 +706,13 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 
 	/*
 	 * @outside_checked: the caller's short way already let the outside go
-	 * (file_permission, whose frame has no room for it here). Otherwise
-	 * task_outside()'s test, with the cgroup id kept in @j: judge_own_cgroup
-	 * looks it up, one helper call fewer.
+	 * (file_permission, whose frame has no room for it here). The cgroup
+	 * id is kept in @j: judge_own_cgroup looks it up, one helper call fewer.
 	 */
-	if (outside_checked) {
+	if (outside_checked)
 		j->sandbox_cgid = bpf_get_current_cgroup_id();
-	} else {
-		__u64 gen;
-
-		if (!nr_sandboxes)
-			return 0;
-		gen = sandbox_gen;
-		j->sandbox_cgid = bpf_get_current_cgroup_id();
-		if (outside_known(j->sandbox_cgid, gen))
-			return 0;
-	}
+	else if (outside_id(&j->sandbox_cgid))
+		return 0;
 	res = judge_memory(j);
 	if (res < 0) {
 		/* Fail closed; the lost event is counted. */
