@@ -14,6 +14,11 @@
 # Conditions (SBX_BENCH_COST_CONDS), each a fresh launch of every loop:
 #   baseline        no BPF-LSM program at all
 #   floor           noop-lsm: the trampolines of every hook, nothing else
+#   limits          no BPF-LSM program; the loops in a cgroup made as `run`
+#                   makes one with no limit given (sbx-bpf/NAME, the memory
+#                   controller on for memory.oom.group): what the sandbox's
+#                   cgroup costs by itself, as systemd-run's would. Not in
+#                   the default set
 #   landlock        landlock-run --read / --write /tmp --write /dev (the file
 #                   loops; TCP connect with --connect-tcp on 6.7+)
 #   outside-run     a `run` sandbox exists (its own programs); the loops run
@@ -53,6 +58,7 @@ ADDR=127.0.0.1
 PORT=5000
 SERVER=
 ATTACHED=/sys/fs/cgroup/bench-attached
+LIMITS_CG=/sys/fs/cgroup/sbx-bpf/bench-limits
 
 cleanup() {
 	[ -z "$SERVER" ] || { kill "$SERVER"; wait "$SERVER"; } 2>/dev/null
@@ -91,6 +97,7 @@ in_cond() {
 	case $cond in
 	baseline | outside-*) "$@" ;;
 	floor) noop-lsm -- "$@" ;;
+	limits) sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$LIMITS_CG" "$@" ;;
 	landlock) landlock-run --read / --write /tmp --write /dev ${LANDLOCK_TCP:+--connect-tcp $PORT} -- "$@" ;;
 	inside-*-without-*)
 		h=${cond##*-without-} n=${cond#inside-}
@@ -104,6 +111,10 @@ in_cond() {
 cond_setup() {
 	case $1 in
 	outside-run) holder_start "$B/policy-10.json" || fail "outside-run: no holder sandbox" ;;
+	limits)
+		{ echo +memory >/sys/fs/cgroup/cgroup.subtree_control && mkdir -p "${LIMITS_CG%/*}" &&
+			echo +memory >"${LIMITS_CG%/*}/cgroup.subtree_control" && mkdir -p "$LIMITS_CG" &&
+			echo 1 >"$LIMITS_CG/memory.oom.group"; } 2>"$B/err" || fail "limits: $(cat "$B/err")" ;;
 	inside-*-without-*) ;;	# run loads its own, without the hook
 	inside-*) daemon_start ;;
 	outside-daemon | outside-judging)
@@ -118,6 +129,7 @@ cond_setup() {
 cond_teardown() {
 	case $1 in
 	outside-run) holder_stop || fail "outside-run: the holder did not go" ;;
+	limits) rmdir "$LIMITS_CG" || fail "limits: $LIMITS_CG stayed" ;;
 	inside-*) unload_all ;;
 	outside-daemon | outside-judging)
 		sbx-bpf detach "$ATTACHED" >/dev/null 2>&1

@@ -208,6 +208,8 @@ void policy_free(struct policy *p);
 /* `check` output: the compiled rules, human or JSON (jansson), to @out. */
 void policy_print(const struct policy *p, FILE *out);
 char *policy_to_json(const struct policy *p);	/* malloc'ed, NULL on ENOMEM */
+/* A hash of everything policy_to_json() writes: equal policies, equal digests. */
+__u64 policy_digest(const struct policy *p);
 
 /*
  * Lexically normalise @in (relative paths are taken from @cwd): collapse

@@ -1843,6 +1843,81 @@ static void test_limits_errors(void **state)
 		     "timeout, oomGroup)");
 }
 
+/*
+ * The digest the records carry follows policy_to_json(): one field changed
+ * at a time, the document and the digest both change; the same policy
+ * loaded twice gives the same digest; no two of these policies share one.
+ */
+static void test_digest(void **state)
+{
+	static const char *const variants[] = {
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/y\"], \"allowWrite\": [\"/tmp\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/var\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\", \"/etc/y\"], \"allowWrite\": [\"/tmp\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"], \"denyWrite\": [\"**/.env\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"], \"allowGitConfig\": true}}",
+		"{\"mode\": \"audit\", \"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}}",
+		"{\"description\": \"d\", \"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"allow\": [\"10.0.0.0/8:443\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"allow\": [\"10.0.0.0/8:444\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"deny\": [\"10.0.0.0/8:443\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"allowedDomains\": [\"github.com\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"allowedDomains\": [\"*.github.com\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"deniedDomains\": [\"github.com\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"allowUnixSockets\": [\"/run/a.sock\"]}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"network\": {\"allowLoopback\": true}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"network\": {\"allowLocalBinding\": true}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"network\": {\"allowAllUnixSockets\": true}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"allowAbstractUnixSockets\": true}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"network\": {\"allowRawSockets\": true}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"network\": {\"allowAllDomains\": true}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"limits\": {\"pids\": 10}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"limits\": {\"pids\": 11}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"limits\": {\"memory\": \"1G\"}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"acceptMissing\": [\"bpf\"]}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"limits\": {\"timeout\": \"1h\"}}",
+		"{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]}, \"network\": {\"dnsQueryRate\": 500}}",
+	};
+	enum { N = sizeof(variants) / sizeof(variants[0]) };
+	__u64 digest[N];
+	char *doc[N];
+	struct policy_diag d;
+	struct policy p;
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) {
+		load_ok(&p, &d, variants[i]);
+		assert_int_equal(policy_add_mandatory(&p), 0);
+		digest[i] = policy_digest(&p);
+		doc[i] = policy_to_json(&p);
+		assert_non_null(doc[i]);
+		policy_free(&p);
+		load_ok(&p, &d, variants[i]);
+		assert_int_equal(policy_add_mandatory(&p), 0);
+		assert_true(policy_digest(&p) == digest[i]);
+		policy_free(&p);
+	}
+	for (size_t i = 0; i < N; i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (!strcmp(doc[i], doc[j]))
+				fail_msg("variants %zu and %zu compile to the same document", j, i);
+			if (digest[i] == digest[j])
+				fail_msg("variants %zu and %zu have the same digest", j, i);
+		}
+	}
+	for (size_t i = 0; i < N; i++)
+		free(doc[i]);
+}
+
 static void test_limits_print(void **state)
 {
 	struct policy_diag d;
@@ -1938,6 +2013,7 @@ int main(void)
 		cmocka_unit_test(test_limits_io),
 		cmocka_unit_test(test_limits_errors),
 		cmocka_unit_test(test_limits_print),
+		cmocka_unit_test(test_digest),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
