@@ -162,16 +162,29 @@ else
 	echo "Figures are from QEMU TCG (emulated CPU): only the ratios mean anything."
 fi
 
-# Where one run's start-up goes (SBX_TRACE_PHASES: run prints its clock at each phase's end).
+# Where a run's start-up goes (SBX_TRACE_PHASES: run prints its clock at
+# each phase's end): each phase's median over $1 runs, so that work of the
+# daemon's once-a-second tick, which lands in whichever phase it falls in,
+# does not stand for the phase.
 phases() {
-	SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>&1 >/dev/null |
-		awk '$2 == "phase" { if (prev) printf "  %-12s %12.3f ms\n", $3, ($4 - prev) / 1e6; prev = $4 }'
+	i=0
+	: >"$B/phases"
+	while [ $i -lt "$1" ]; do
+		SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>&1 >/dev/null |
+			awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6; prev = $4 }' >>"$B/phases"
+		i=$((i + 1))
+	done
+	awk '{ if (!($1 in n)) order[++k] = $1; v[$1, ++n[$1]] = $2 }
+		END { for (i = 1; i <= k; i++) { p = order[i]; m = n[p]
+			for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++)
+				if (v[p, b] < v[p, a]) { t = v[p, a]; v[p, a] = v[p, b]; v[p, b] = t }
+			printf "  %-12s %12.3f ms\n", p, v[p, int((m + 1) / 2)] } }' "$B/phases"
 }
 echo
-echo "## One run's phases, daemon running (each phase's time from the end of the one before)"
+echo "## A run's phases, daemon running (each phase's time from the end of the one before; median of 9 runs)"
 daemon_start
-phases
+phases 9
 unload_all
-echo "## The same, own programs"
-phases
+echo "## The same, own programs (one run)"
+phases 1
 echo "Reproduce: SBX_BENCH_ONLY=startup make bench KERNEL=$(matrix_kernel)"
