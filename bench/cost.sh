@@ -17,8 +17,8 @@
 #   limits          no BPF-LSM program; the loops in a cgroup made as `run`
 #                   makes one with no limit given (sbx-bpf/NAME, the memory
 #                   controller on for memory.oom.group): what the sandbox's
-#                   cgroup costs by itself, as systemd-run's would. Not in
-#                   the default set
+#                   cgroup costs by itself, as systemd-run's would; the
+#                   inside-N columns add what they cost over it ("lim +N")
 #   landlock        landlock-run --read / --write /tmp --write /dev (the file
 #                   loops; TCP connect with --connect-tcp on 6.7+)
 #   outside-run     a `run` sandbox exists (its own programs); the loops run
@@ -51,7 +51,7 @@ B=/tmp/bench-cost
 . "$(dirname "$0")/lib.sh"
 ROUNDS=${SBX_BENCH_ROUNDS:-2}
 ITER=${SBX_BENCH_ITERATIONS:-20000}
-CONDS=${SBX_BENCH_COST_CONDS:-baseline floor landlock outside-run outside-daemon outside-judging inside-10 inside-10000}
+CONDS=${SBX_BENCH_COST_CONDS:-baseline floor landlock limits outside-run outside-daemon outside-judging inside-10 inside-10000}
 LOOPS=${SBX_BENCH_COST_LOOPS:-open stat create read tcp udp}
 FILES="/usr/lib/x86_64-linux-gnu/libc.so.6 /etc/passwd $B/a/b/c/d/f"
 ADDR=127.0.0.1
@@ -220,23 +220,25 @@ for l in $LOOPS; do
 	echo
 done
 echo
-echo "## Added per operation: +instructions (% of baseline); outside: x the floor's; inside: x Landlock's"
+echo "## Added per operation: +instructions (% of baseline); outside: x the floor's; inside: x Landlock's, lim +over limits"
 printf '%-8s' loop
-for c in $CONDS; do [ "$c" = baseline ] || printf ' %22s' "$c"; done
+for c in $CONDS; do [ "$c" = baseline ] || printf ' %30s' "$c"; done
 echo
 for l in $LOOPS; do
 	base=$(stat_of "$B/ipo-$l-baseline" | awk '{ print $1 }')
 	floor=$(stat_of "$B/ipo-$l-floor" | awk '{ print $1 }')
 	ll=$(stat_of "$B/ipo-$l-landlock" | awk '{ print $1 }')
+	lim=$(stat_of "$B/ipo-$l-limits" | awk '{ print $1 }')
 	printf '%-8s' "$l"
 	for c in $CONDS; do
 		[ "$c" = baseline ] && continue
 		v=$(stat_of "$B/ipo-$l-$c" | awk '{ print $1 }')
-		printf ' %22s' "$(awk -v v="$v" -v b="$base" -v f="$floor" -v L="$ll" -v c="$c" 'BEGIN {
+		printf ' %30s' "$(awk -v v="$v" -v b="$base" -v f="$floor" -v L="$ll" -v m="$lim" -v c="$c" 'BEGIN {
 			if (v == "-" || b == "-") { print "-"; exit }
 			d = v - b; s = sprintf("%+.0f (%+.1f%%)", d, d / b * 100)
 			if (c ~ /^outside/ && f != "-" && f - b > 0) s = s sprintf(" %.2fx", d / (f - b))
 			if (c ~ /^inside/ && L != "-" && L - b > 0) s = s sprintf(" %.2fx", d / (L - b))
+			if (c ~ /^inside/ && m != "-") s = s sprintf(" lim%+.0f", v - m)
 			print s }')"
 	done
 	echo
