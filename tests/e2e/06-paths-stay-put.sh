@@ -157,3 +157,32 @@ check interrupted/exit-143 "$?" 143
 [ ! -e /sys/fs/cgroup/sbx-bpf/e2e-int ] && pass interrupted/cgroup-removed || fail interrupted/cgroup-removed left
 pgrep -f 'sleep 777[12]' >/dev/null && fail interrupted/daemon-killed "$(pgrep -af 'sleep 777')" ||
 	pass interrupted/daemon-killed
+
+# A block device behind the create memory (fs.bpf.c, created_here). On a
+# disk file system, a name not in the dentry cache gets path_mknod from
+# open(O_CREAT) before the lookup finds that it exists (lookup_open,
+# may_o_create): path_mknod then allows a regular file in an allowWrite
+# directory, and the open that follows is of the existing block device,
+# which must still be refused as one. tmpfs keeps every name cached, so
+# this takes ext4: the VM's scratch disk (08-limits formats it again).
+modprobe virtio_pci 2>/dev/null; modprobe virtio_blk 2>/dev/null; modprobe ext4 2>/dev/null
+D=/mnt/e2e-paths
+if wait_for /dev/vda 100 && [ -b /dev/vda ] && mkfs.ext4 -q -F /dev/vda && mkdir -p $D && mount /dev/vda $D; then
+	mkdir -p $D/w $D/ro
+	mknod $D/w/blk b 7 0
+	mknod $D/ro/blk b 7 0
+	echo "{ \"filesystem\": { \"allowWrite\": [\"$D/w\"] } }" >"$W/disk.json"
+	sync
+	echo 2 >/proc/sys/vm/drop_caches	# the names out of the dentry cache
+	out=$(sbx-bpf run --policy "$W/disk.json" --events "$W/ev-disk.json" -- sh -c "
+		sbx-probe open $D/w/blk wcreat; sbx-probe open $D/ro/blk wcreat" 2>/dev/null | tr '\n' ' ')
+	check uncached-block/denied "$out" "EACCES EACCES "
+	# path_mknod ran for the uncached name: where writing is denied, it reported the create it refused.
+	check_json uncached-block/mknod-ran "$W/ev-disk.json" \
+		"map(select(.path == \"$D/ro/blk\" and .op == \"create\")) | length == 1"
+	check_json uncached-block/refused-as-device "$W/ev-disk.json" \
+		"map(select(.path == \"$D/w/blk\")) | length == 1 and .[0].op == \"write\" and .[0].rule.text == \"$DEV\""
+	umount $D
+else
+	fail uncached-block/disk "no ext4 scratch disk (/dev/vda)"
+fi
