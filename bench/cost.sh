@@ -64,7 +64,7 @@ cleanup() {
 	[ -z "$SERVER" ] || { kill "$SERVER"; wait "$SERVER"; } 2>/dev/null
 	holder_stop 2>/dev/null
 	sbx-bpf detach "$ATTACHED" >/dev/null 2>&1
-	rmdir "$ATTACHED" 2>/dev/null
+	rmdir "$ATTACHED" "$LIMITS_CG" 2>/dev/null
 	unload_all
 }
 trap cleanup EXIT

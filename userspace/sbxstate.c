@@ -154,13 +154,14 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 }
 
 /*
- * @record into a new file @path in one write: json_dump_file() goes through
- * stdio a token at a time (a third of the record's cost to `run`).
+ * @record into a new file @path, the text written whole: json_dump_file()
+ * goes through stdio a token at a time (a third of the record's cost to
+ * `run`). The caller unlinks @path when this fails.
  */
 static int dump_to(const json_t *record, const char *path)
 {
 	char *text = json_dumps(record, JSON_COMPACT);
-	size_t len = text ? strlen(text) : 0;
+	size_t len = text ? strlen(text) : 0, off = 0;
 	int fd, err = 0;
 
 	if (!text)
@@ -168,10 +169,18 @@ static int dump_to(const json_t *record, const char *path)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		err = -errno;
-	else if (write(fd, text, len) != (ssize_t)len)
-		err = -EIO;
+	while (!err && off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			err = n < 0 ? -errno : -EIO;	/* ENOSPC, EDQUOT… said as they are */
+		else
+			off += n;
+	}
 	if (fd >= 0 && close(fd) && !err)
-		err = -EIO;
+		err = -errno;
 	free(text);
 	return err;
 }

@@ -182,7 +182,7 @@ if wait_for /dev/vda 100 && [ -b /dev/vda ] && mkfs.ext4 -q -F /dev/vda && mkdir
 		"map(select(.path == \"$D/ro/blk\" and .op == \"create\")) | length == 1"
 	check_json uncached-block/refused-as-device "$W/ev-disk.json" \
 		"map(select(.path == \"$D/w/blk\")) | length == 1 and .[0].op == \"write\" and .[0].rule.text == \"$DEV\""
-	umount $D
+	umount $D && pass uncached-block/unmounted || fail uncached-block/unmounted "$D still mounted (08-limits formats the disk)"
 else
 	fail uncached-block/disk "no ext4 scratch disk (/dev/vda)"
 fi

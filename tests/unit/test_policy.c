@@ -1918,6 +1918,101 @@ static void test_digest(void **state)
 		free(doc[i]);
 }
 
+/* Field @i of @p changed, in place: every field policy_to_json() writes, one at a time. */
+static bool mutate(struct policy *p, int i)
+{
+	struct net_rule *n = &p->net.rules[0];
+	struct domain_rule *d = &p->net.domains[0];
+	struct policy_rule *r = &p->rules[0];
+	bool *flags[] = { &p->net.allow_all_domains, &p->net.allow_all_unix_sockets,
+			  &p->net.allow_abstract_unix_sockets, &p->net.allow_local_binding,
+			  &p->net.allow_loopback, &p->net.allow_raw_sockets };
+
+	switch (i) {
+	case 0: r->kind = RULE_ALLOW_READ; break;
+	case 1: r->scope = RULE_ANY_DEPTH; break;
+	case 2: r->path[1]++; break;
+	case 3: r->text[0]++; break;
+	case 4: r->origin[0]++; break;
+	case 5: n->deny = !n->deny; break;
+	case 6: n->addr[12]++; break;
+	case 7: n->plen--; break;
+	case 8: n->lo++; break;
+	case 9: n->hi--; break;
+	case 10: n->text[0]++; break;
+	case 11: n->origin[0]++; break;
+	case 12: d->deny = !d->deny; break;
+	case 13: d->wildcard = !d->wildcard; break;
+	case 14: d->name[0]++; break;
+	case 15: d->lo++; break;
+	case 16: d->hi--; break;
+	case 17: d->text[0]++; break;
+	case 18: d->origin[0]++; break;
+	case 19: case 20: case 21: case 22: case 23: case 24:
+		*flags[i - 19] = !*flags[i - 19];
+		break;
+	case 25: p->net.dns_rate = 777; break;
+	case 26: p->net.dns_burst = 777; break;
+	case 27: p->mode = POLICY_AUDIT; break;
+	case 28: p->allow_git_config = !p->allow_git_config; break;
+	case 29: p->name[0]++; break;
+	case 30: p->description = strdup(""); break;	/* NULL before */
+	case 31: p->limits.pids_max++; break;
+	case 32: p->limits.memory_max = 1 << 30; break;
+	case 33: p->limits.cpu_weight = 50; break;
+	case 34: p->limits.timeout_ms = 60000; break;
+	case 35: p->limits.oom_group = !p->limits.oom_group; break;
+	case 36: p->accept_missing[0][0]++; break;
+	default: return false;
+	}
+	return true;
+}
+
+/*
+ * The same, from the structure: each field policy_to_json() writes changed
+ * alone (a port without its rule's text, a flag without anything else)
+ * changes both the document and the digest.
+ */
+static void test_digest_fields(void **state)
+{
+	static const char *base = "{\"filesystem\": {\"denyRead\": [\"/etc/x\"], \"allowWrite\": [\"/tmp\"]},"
+		" \"network\": {\"allow\": [\"10.0.0.0/8:443\"], \"allowedDomains\": [\"github.com:443\"]},"
+		" \"limits\": {\"pids\": 10}, \"acceptMissing\": [\"bpf\"]}";
+	struct policy_diag d;
+	struct policy p;
+	char *doc0, *doc;
+	__u64 dg0;
+	int i;
+
+	(void)state;
+	load_ok(&p, &d, base);
+	assert_int_equal(policy_add_mandatory(&p), 0);
+	assert_null(p.description);
+	assert_true(p.net.nr_rules >= 1 && p.net.nr_domains >= 1 && p.nr_accept_missing == 1);
+	dg0 = policy_digest(&p);
+	doc0 = policy_to_json(&p);
+	assert_non_null(doc0);
+	policy_free(&p);
+	for (i = 0;; i++) {
+		load_ok(&p, &d, base);
+		assert_int_equal(policy_add_mandatory(&p), 0);
+		if (!mutate(&p, i)) {
+			policy_free(&p);
+			break;
+		}
+		doc = policy_to_json(&p);
+		assert_non_null(doc);
+		if (!strcmp(doc, doc0))
+			fail_msg("field %d: the document did not change", i);
+		if (policy_digest(&p) == dg0)
+			fail_msg("field %d: the document changed, the digest did not", i);
+		free(doc);
+		policy_free(&p);
+	}
+	assert_int_equal(i, 37);
+	free(doc0);
+}
+
 static void test_limits_print(void **state)
 {
 	struct policy_diag d;
@@ -2014,6 +2109,7 @@ int main(void)
 		cmocka_unit_test(test_limits_errors),
 		cmocka_unit_test(test_limits_print),
 		cmocka_unit_test(test_digest),
+		cmocka_unit_test(test_digest_fields),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
