@@ -26,6 +26,7 @@
 #include "policy.h"
 #include "sbx_abi.h"
 #include "sbxstate.h"
+#include "util.h"
 
 int state_path(const char *dir, __u64 cgid, const char *suffix, char *buf, size_t sz)
 {
@@ -161,24 +162,12 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 static int dump_to(const json_t *record, const char *path)
 {
 	char *text = json_dumps(record, JSON_COMPACT);
-	size_t len = text ? strlen(text) : 0, off = 0;
-	int fd, err = 0;
+	int fd, err;
 
 	if (!text)
 		return -ENOMEM;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		err = -errno;
-	while (!err && off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			err = n < 0 ? -errno : -EIO;	/* ENOSPC, EDQUOT… said as they are */
-		else
-			off += n;
-	}
+	err = fd < 0 ? -errno : write_all(fd, text, strlen(text));	/* ENOSPC, EDQUOT… said as they are */
 	if (fd >= 0 && close(fd) && !err)
 		err = -errno;
 	free(text);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "sinks.h"
+#include "util.h"
 
 struct jsonl {
 	struct sink base;
@@ -86,21 +87,6 @@ static int jsonl_rotate(struct jsonl *j)
 	}
 	/* Whatever happened to the old files, records go on into a file. */
 	return jsonl_open(j) ?: err;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= n;
-	}
-	return 0;
 }
 
 static int jsonl_write(struct jsonl *j, json_t *obj)

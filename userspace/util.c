@@ -44,6 +44,21 @@ int write_file(const char *path, const char *s)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
 int parse_kernel_release(const char *release, int *major, int *minor, int *patch)
 {
 	int n = 0;

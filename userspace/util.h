@@ -20,6 +20,8 @@ static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
 int read_file(const char *path, char *buf, size_t sz);
 /* Write @s to an existing file (sysfs/cgroupfs style). 0 or -errno. */
 int write_file(const char *path, const char *s);
+/* All @len bytes of @buf to @fd, through short writes and EINTR: 0 or -errno (-EIO: nothing written). */
+int write_all(int fd, const char *buf, size_t len);
 
 /* "6.1.0-50-amd64" → 6, 1, 0. 0 or -EINVAL. */
 int parse_kernel_release(const char *release, int *major, int *minor, int *patch);
