@@ -167,18 +167,17 @@ fi
 # daemon's once-a-second tick, which lands in whichever phase it falls in,
 # does not stand for the phase.
 phases() {
+	rm -f "$B"/phase-*
 	i=0
-	: >"$B/phases"
 	while [ $i -lt "$1" ]; do
 		SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>&1 >/dev/null |
-			awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6; prev = $4 }' >>"$B/phases"
+			awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6; prev = $4 }' >"$B/phases"
+		while read -r name v; do echo "$v" >>"$B/phase-$name"; done <"$B/phases"
 		i=$((i + 1))
 	done
-	awk '{ if (!($1 in n)) order[++k] = $1; v[$1, ++n[$1]] = $2 }
-		END { for (i = 1; i <= k; i++) { p = order[i]; m = n[p]
-			for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++)
-				if (v[p, b] < v[p, a]) { t = v[p, a]; v[p, a] = v[p, b]; v[p, b] = t }
-			printf "  %-12s %12.3f ms\n", p, v[p, int((m + 1) / 2)] } }' "$B/phases"
+	while read -r name v; do
+		printf '  %-12s %12.3f ms\n' "$name" "$(med_min_max "$B/phase-$name" | awk '{ print $1 }')"
+	done <"$B/phases"
 }
 echo
 echo "## A run's phases, daemon running (each phase's time from the end of the one before; median of 9 runs)"

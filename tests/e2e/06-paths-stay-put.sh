@@ -165,9 +165,8 @@ pgrep -f 'sleep 777[12]' >/dev/null && fail interrupted/daemon-killed "$(pgrep -
 # directory, and the open that follows is of the existing block device,
 # which must still be refused as one. tmpfs keeps every name cached, so
 # this takes ext4: the VM's scratch disk (08-limits formats it again).
-modprobe virtio_pci 2>/dev/null; modprobe virtio_blk 2>/dev/null; modprobe ext4 2>/dev/null
 D=/mnt/e2e-paths
-if wait_for /dev/vda 100 && [ -b /dev/vda ] && mkfs.ext4 -q -F /dev/vda && mkdir -p $D && mount /dev/vda $D; then
+if scratch_disk $D; then
 	mkdir -p $D/w $D/ro
 	mknod $D/w/blk b 7 0
 	mknod $D/ro/blk b 7 0
@@ -184,5 +183,5 @@ if wait_for /dev/vda 100 && [ -b /dev/vda ] && mkfs.ext4 -q -F /dev/vda && mkdir
 		"map(select(.path == \"$D/w/blk\")) | length == 1 and .[0].op == \"write\" and .[0].rule.text == \"$DEV\""
 	umount $D && pass uncached-block/unmounted || fail uncached-block/unmounted "$D still mounted (08-limits formats the disk)"
 else
-	fail uncached-block/disk "no ext4 scratch disk (/dev/vda)"
+	fail uncached-block/disk "no ext4 scratch disk (/dev/vda): $(cat "$W/err-disk")"
 fi

@@ -59,10 +59,7 @@ check_json timeout/event "$W/ev-tmo.json" 'map(select(.type == "lifecycle" and .
 [ ! -e $CG/e2e-tmo ] && pass timeout/cgroup-removed || fail timeout/cgroup-removed left
 
 # IO: dd with O_DIRECT to a file on the virtio disk under --io-write-bps DISK=1M.
-# virtio_pci is built in on 6.12, a module on 6.1.
-modprobe virtio_pci 2>"$W/err-mod"; modprobe virtio_blk 2>>"$W/err-mod"; modprobe ext4 2>>"$W/err-mod"
-if wait_for /dev/vda 100 && [ -b /dev/vda ]; then
-	mkfs.ext4 -q -F /dev/vda && mkdir -p /mnt/disk && mount /dev/vda /mnt/disk
+if scratch_disk /mnt/disk; then
 	echo '{ "filesystem": { "allowWrite": ["/mnt/disk"] } }' >"$W/io.json"
 	# Timed inside the sandbox: loading sbx-bpf's programs is not part of it.
 	timed='s=$(date +%s%N); dd if=/dev/zero of=$0 bs=64k count=48 oflag=direct 2>/dev/null; echo $(( ($(date +%s%N) - s) / 1000000 ))'
@@ -73,7 +70,7 @@ if wait_for /dev/vda 100 && [ -b /dev/vda ]; then
 	[ $free -lt $el ] && pass io/unthrottled-faster || fail io/unthrottled-faster "${free}ms vs ${el}ms"
 	umount /mnt/disk
 else
-	fail io/disk "no /dev/vda in the VM: $(cat "$W/err-mod"; ls /sys/block)"
+	fail io/disk "no ext4 scratch disk (/dev/vda) in the VM: $(cat "$W/err-disk")"
 fi
 
 # Bad limits: exit 2, the value named, no cgroup left, the command not started.

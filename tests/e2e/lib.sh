@@ -38,3 +38,13 @@ wait_for() {
 	while [ ! -e "$1" ] && [ $i -lt "$2" ]; do sleep 0.1; i=$((i + 1)); done
 	[ -e "$1" ]
 }
+
+# scratch_disk DIR: the VM's scratch disk (/dev/vda) formatted ext4 afresh and
+# mounted at DIR; 1 when there is none, the reason in $W/err-disk
+# (virtio_pci is built in on 6.12, a module on 6.1). One user at a time:
+# each formats it again, so unmount it when done.
+scratch_disk() {
+	modprobe virtio_pci 2>"$W/err-disk"; modprobe virtio_blk 2>>"$W/err-disk"; modprobe ext4 2>>"$W/err-disk"
+	wait_for /dev/vda 100 && [ -b /dev/vda ] || { ls /sys/block >>"$W/err-disk"; return 1; }
+	mkfs.ext4 -q -F /dev/vda 2>>"$W/err-disk" && mkdir -p "$1" && mount /dev/vda "$1" 2>>"$W/err-disk"
+}

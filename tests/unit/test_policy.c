@@ -1844,8 +1844,8 @@ static void test_limits_errors(void **state)
 }
 
 /*
- * The digest the records carry follows policy_to_json(): one field changed
- * at a time, the document and the digest both change; the same policy
+ * The digest the records carry follows policy_to_json(): one policy key
+ * changed at a time, the document and the digest both change; the same policy
  * loaded twice gives the same digest; no two of these policies share one.
  */
 static void test_digest(void **state)
