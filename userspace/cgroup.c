@@ -244,6 +244,30 @@ int cgroup_sbx_root(const char *v2, char *out, size_t sz, bool *delegated)
 	return (size_t)snprintf(out, sz, "%s", real) < sz ? 0 : -ENAMETOOLONG;
 }
 
+int cgroup_sbx_root_open(char *out, size_t sz, __u64 *id)
+{
+	char v2[PATH_MAX];
+	bool delegated;
+	int fd, err;
+
+	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
+		return -ENOTSUP;
+	err = cgroup_sbx_root(v2, out, sz, &delegated);
+	if (err)
+		return err;
+	if (!delegated && mkdir(out, 0755) && errno != EEXIST)
+		return -errno;
+	fd = open(out, O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = cgroup_id_of(out, id);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int cgroup_create(const char *name, unsigned ctrl, struct sbx_cgroup *cg)
 {
 	bool delegated;
@@ -287,6 +311,8 @@ int cgroup_create(const char *name, unsigned ctrl, struct sbx_cgroup *cg)
 		return err;
 	}
 	cg->root_fd = open(root, O_DIRECTORY | O_CLOEXEC);	/* optional: a fast path only */
+	if (cgroup_id_of(root, &cg->root_id))
+		cg->root_id = 0;	/* likewise: a run then steers its own DNS */
 	memcpy(cg->path, path, sizeof(path));
 	return 0;
 }

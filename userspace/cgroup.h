@@ -33,6 +33,7 @@ struct sbx_cgroup {
 	int fd;			/* O_DIRECTORY of the cgroup, for CLONE_INTO_CGROUP */
 	__u64 id;		/* the kernel's cgroup id, as BPF sees it */
 	int root_fd;		/* O_DIRECTORY of <cgroup2>/sbx-bpf, every sandbox's parent */
+	__u64 root_id;		/* its cgroup id; 0: unknown */
 };
 
 /*
@@ -42,6 +43,13 @@ struct sbx_cgroup {
  * <v2>/sbx-bpf. *@delegated tells which. 0, -EINVAL or -EXDEV.
  */
 int cgroup_sbx_root(const char *v2, char *out, size_t sz, bool *delegated);
+
+/*
+ * Open the sandboxes' parent (cgroup_sbx_root), made first when it is ours
+ * and missing: its path into @out, its id into *@id. An O_DIRECTORY fd or
+ * -errno (-ENOTSUP without a unified cgroup2 hierarchy).
+ */
+int cgroup_sbx_root_open(char *out, size_t sz, __u64 *id);
 
 /* Controllers, as bits in the order of cgroup_controller_name(). */
 #define CGROUP_CTRL_CPU		(1u << 0)

@@ -36,6 +36,7 @@
 #include <sys/signalfd.h>
 #include <bpf/libbpf.h>
 
+#include "cgroup.h"
 #include "cgstat.h"
 #include "cli.h"
 #include "events.h"
@@ -288,6 +289,24 @@ static struct sbx_loader *adopt_or_load(const char *dir, const char *const *acce
 	}
 	p_warn("loaded the programs and pinned them at %s", dir);
 	return l;
+}
+
+/*
+ * Steer the DNS of every sandbox below the sandboxes' parent here, once:
+ * a `run` under it then attaches and pins no steering of its own. Without
+ * it, each run pins its own set, as for an attached cgroup elsewhere.
+ */
+static void steer_root(struct sbx_loader *l, const char *dir)
+{
+	char root[PATH_MAX] = "the sandboxes' parent cgroup";
+	__u64 id = 0;
+	int fd = cgroup_sbx_root_open(root, sizeof(root), &id);
+	int err = fd < 0 ? fd : loader__pin_root_steer(l, dir, id, fd);
+
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		p_warn("cannot steer DNS below %s (%s): each run steers its own", root, strerror(-err));
 }
 
 /* Where every event goes beyond the daemon's own outputs. */
@@ -1187,6 +1206,7 @@ int do_daemon(int argc, char **argv)
 	if (l) {	/* also on an adopted set: what this daemon was told, not what the last one was */
 		loader__set_event_limits(l, o.coalesce_ms * 1000000ULL, o.rate, o.burst);
 		report_start(loader__gaps(l), &sink, &out);
+		steer_root(l, o.pin_dir);
 		out.rs = open_resolvers(l, o.pin_dir, &sink);
 		out.l = l;
 		out.pin_dir = o.pin_dir;

@@ -823,6 +823,32 @@ int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *o
 	return 0;
 }
 
+static int pin_path(char *buf, size_t sz, const char *dir, const char *kind, const char *name)
+{
+	return (size_t)snprintf(buf, sz, "%s/%s%s%s", dir, kind, *kind ? "/" : "", name) < sz ?
+	       0 : -ENAMETOOLONG;
+}
+
+/*
+ * An adopted set's steering programs, opened from its pins on first use:
+ * a run under the daemon's steering of the sandboxes' parent attaches none.
+ */
+static int steer_fds(struct sbx_loader *l)
+{
+	char p[PATH_MAX];
+
+	for (int i = 0; i < NR_STEER; i++) {
+		if (l->steer_fd[i] >= 0 || l->skel)
+			continue;
+		if (pin_path(p, sizeof(p), l->pin_dir, "progs", steer_names[i]))
+			return -ENAMETOOLONG;
+		l->steer_fd[i] = bpf_obj_get(p);
+		if (l->steer_fd[i] < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int loader__steer_links(struct sbx_loader *l, int cgroup_fd, int links[NR_STEER])
 {
 	static const enum bpf_attach_type types[NR_STEER] = {
@@ -831,11 +857,14 @@ int loader__steer_links(struct sbx_loader *l, int cgroup_fd, int links[NR_STEER]
 		BPF_CGROUP_UDP4_RECVMSG, BPF_CGROUP_UDP6_RECVMSG,
 		BPF_CGROUP_INET4_GETPEERNAME, BPF_CGROUP_INET6_GETPEERNAME,
 	};
+	int err = steer_fds(l);
 
+	if (err)
+		return err;
 	for (int i = 0; i < NR_STEER; i++) {
 		links[i] = bpf_link_create(l->steer_fd[i], cgroup_fd, types[i], NULL);
 		if (links[i] < 0) {
-			int err = -errno;
+			err = -errno;
 
 			for (int j = 0; j < i; j++)
 				close(links[j]);
@@ -868,12 +897,6 @@ struct pin_meta {
 static __u64 object_hash(void)
 {
 	return SBX_OBJECT_HASH;
-}
-
-static int pin_path(char *buf, size_t sz, const char *dir, const char *kind, const char *name)
-{
-	return (size_t)snprintf(buf, sz, "%s/%s%s%s", dir, kind, *kind ? "/" : "", name) < sz ?
-	       0 : -ENAMETOOLONG;
 }
 
 static int mkdirs(const char *dir)
@@ -997,11 +1020,7 @@ static int open_pinned_fds(struct sbx_loader *l, const char *dir)
 		if (!err && (l->fd[i] = bpf_obj_get(p)) < 0)
 			err = -errno;
 	}
-	for (int i = 0; !err && i < NR_STEER; i++) {
-		err = pin_path(p, sizeof(p), dir, "progs", steer_names[i]);
-		if (!err && (l->steer_fd[i] = bpf_obj_get(p)) < 0)
-			err = -errno;
-	}
+	/* The steering programs are opened when first attached (steer_fds): most runs need none. */
 	/* Absent when the kernel refused it (a gap the set's loader accepted). */
 	if (!err && !pin_path(p, sizeof(p), dir, "progs", FDJ_NAME))
 		l->fdj_prog = bpf_obj_get(p);
@@ -1066,13 +1085,36 @@ static int rm_pins(const char *p, int depth)
 }
 
 /*
+ * Where a steering set is pinned: one attached cgroup's under steer/, the
+ * sandboxes' parent's (loader__pin_root_steer) under rootsteer/, apart, so
+ * that the sweeps of sets without a sandbox (resolvers.c) never see it.
+ */
+#define STEER_SUB	"steer"
+#define ROOT_STEER_SUB	"rootsteer"
+
+/* The directories of pins under @p but @keep, each with its pins. */
+static void rm_pins_but(const char *p, const char *keep)
+{
+	char q[PATH_MAX + 256];
+	struct dirent *e;
+	DIR *d = opendir(p);
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' && strcmp(e->d_name, keep) &&
+		    snprintf(q, sizeof(q), "%s/%s", p, e->d_name) > 0)
+			rm_pins(q, 0);
+	if (d)
+		closedir(d);
+}
+
+/*
  * Remove what loader__pin made, and the steering pinned for attached
  * cgroups; the meta first, so a half-removed set is never adopted.
  */
 int loader__unpin(const char *dir)
 {
 	static const struct { const char *name; int depth; } sub[] = {
-		{ "maps", 0 }, { "links", 0 }, { "progs", 0 }, { "steer", 1 },
+		{ "maps", 0 }, { "links", 0 }, { "progs", 0 }, { STEER_SUB, 1 }, { ROOT_STEER_SUB, 1 },
 	};
 	char p[PATH_MAX];
 	struct statfs fs;
@@ -1096,21 +1138,26 @@ int loader__unpin(const char *dir)
 	return err;
 }
 
-/* @dir/steer/CGID, made when @make. */
-static int steer_dir(const char *dir, __u64 cgid, char *buf, size_t sz, bool make)
+/* @dir/@sub/CGID, made when @make. */
+static int steer_dir_in(const char *dir, const char *sub, __u64 cgid, char *buf, size_t sz, bool make)
 {
 	char id[24];
 
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)cgid);
-	if (pin_path(buf, sz, dir, "", "steer"))
+	if (pin_path(buf, sz, dir, "", sub))
 		return -ENAMETOOLONG;
 	if (make && mkdir(buf, 0700) && errno != EEXIST)
 		return -errno;
-	if (pin_path(buf, sz, dir, "steer", id))
+	if (pin_path(buf, sz, dir, sub, id))
 		return -ENAMETOOLONG;
 	if (make && mkdir(buf, 0700) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+static int steer_dir(const char *dir, __u64 cgid, char *buf, size_t sz, bool make)
+{
+	return steer_dir_in(dir, STEER_SUB, cgid, buf, sz, make);
 }
 
 /* Is every steering link of the set at @d pinned? */
@@ -1124,17 +1171,18 @@ static bool steer_complete(const char *d)
 	return true;
 }
 
-int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd)
+/* Attach and pin the steering of @cgroup_fd as @dir/@sub/@cgid, unless a whole set is there. */
+static int pin_steer_in(struct sbx_loader *l, const char *dir, const char *sub, __u64 cgid, int cgroup_fd)
 {
 	int links[NR_STEER], err;
 	char d[PATH_MAX], p[PATH_MAX];
 
-	err = steer_dir(dir, cgid, d, sizeof(d), true);
+	err = steer_dir_in(dir, sub, cgid, d, sizeof(d), true);
 	if (err || steer_complete(d))
 		return err;
 	/* A set left half made (a daemon killed while pinning): made again whole. */
-	loader__unpin_steer(dir, cgid);
-	err = steer_dir(dir, cgid, d, sizeof(d), true) ?: loader__steer_links(l, cgroup_fd, links);
+	rm_pins(d, 0);
+	err = steer_dir_in(dir, sub, cgid, d, sizeof(d), true) ?: loader__steer_links(l, cgroup_fd, links);
 	if (err)
 		return err;
 	for (int i = 0; i < NR_STEER; i++) {
@@ -1144,8 +1192,32 @@ int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgr
 		close(links[i]);	/* pinned, the link stays */
 	}
 	if (err)
-		loader__unpin_steer(dir, cgid);
+		rm_pins(d, 0);
 	return err;
+}
+
+int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd)
+{
+	return pin_steer_in(l, dir, STEER_SUB, cgid, cgroup_fd);
+}
+
+int loader__pin_root_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd)
+{
+	char p[PATH_MAX], keep[24];
+	int err = pin_steer_in(l, dir, ROOT_STEER_SUB, cgid, cgroup_fd);
+
+	/* Sets on parents that went (removed, made again: another id) steer nothing: they go. */
+	snprintf(keep, sizeof(keep), "%llu", (unsigned long long)cgid);
+	if (!err && !pin_path(p, sizeof(p), dir, "", ROOT_STEER_SUB))
+		rm_pins_but(p, keep);
+	return err;
+}
+
+bool loader__root_steered(const char *dir, __u64 cgid)
+{
+	char d[PATH_MAX];
+
+	return cgid && !steer_dir_in(dir, ROOT_STEER_SUB, cgid, d, sizeof(d), false) && steer_complete(d);
 }
 
 int loader__unpin_steer(const char *dir, __u64 cgid)

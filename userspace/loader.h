@@ -148,6 +148,15 @@ bool loader__adopted(const struct sbx_loader *l);
  * done when a whole set is pinned already. 0 or -errno.
  */
 int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd);
+/*
+ * The daemon's steering of the sandboxes' parent (<cgroup2>/sbx-bpf, id
+ * @cgid), pinned under @dir/rootsteer/CGID/: every `run` below it is
+ * steered, and pins no set of its own (loader__root_steered). Sets of an
+ * earlier parent (another id) go. 0 or -errno.
+ */
+int loader__pin_root_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd);
+/* Is a whole such set pinned for the parent whose id is @cgid? */
+bool loader__root_steered(const char *dir, __u64 cgid);
 /* Remove that set (-ENOENT counts as done); the links go with the last reference. */
 int loader__unpin_steer(const char *dir, __u64 cgid);
 /* The cgroups with a pinned set: at most @max ids into @out; how many there are, or -errno. */

@@ -599,6 +599,7 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 		.ctx = d,
 	};
 	__u16 port4, port6;
+	bool by_root;
 	int err;
 
 	if (!(*flags & SBX_SANDBOX_DNS))
@@ -612,10 +613,16 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 		 * On the shared programs the steering is pinned: should this run be
 		 * killed (-9) while its cgroup lives on, port-53 traffic still goes to
 		 * the dead resolver and fails, instead of slipping past the rules.
+		 * The daemon's, on the sandboxes' parent, steers this cgroup too
+		 * (pinned, and the programs find each sandbox's resolver).
 		 */
-		err = d->pinned ? loader__pin_steer(d->l, SBX_PIN_DIR, cg->id, cg->fd) :
-				  loader__steer_dns(d->l, cg->fd);
-		d->steer_pinned = d->pinned && !err;
+		by_root = d->pinned && loader__root_steered(SBX_PIN_DIR, cg->root_id);
+		if (by_root)
+			err = 0;
+		else
+			err = d->pinned ? loader__pin_steer(d->l, SBX_PIN_DIR, cg->id, cg->fd) :
+					  loader__steer_dns(d->l, cg->fd);
+		d->steer_pinned = d->pinned && !by_root && !err;
 	}
 	if (!err) {
 		d->sink->domain_name = dns_name_cb;

@@ -25,6 +25,10 @@ sbx-bpf daemon --events "$W/daemon.json" 2>"$W/d.err" &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d.err")"
 progs=$(sbx-probe bpf-progs)
+# The daemon steers the DNS of every sandbox below sbx-bpf/ once, on that cgroup.
+ROOTSTEER=/sys/fs/bpf/sbx/rootsteer/$(stat -c %i /sys/fs/cgroup/sbx-bpf)
+[ -e "$ROOTSTEER/net_connect4" ] && [ -e "$ROOTSTEER/net_getpeername6" ] && pass daemon/root-steering ||
+	fail daemon/root-steering "$(ls -R /sys/fs/bpf/sbx/rootsteer 2>&1 | head; tail -3 "$W/d.err")"
 
 # One run: enforced, no program loaded, events through the daemon.
 sbx-bpf run --name pin-a --deny-read "$W/data/a" --events "$W/a.json" -- \
@@ -59,6 +63,8 @@ sbx-bpf run --name pin-c --deny-read "$W/data/a" --allow-domain two.test -- sh -
 C=$!
 sleep 1
 check two/programs "$(sbx-probe bpf-progs)" "$progs"
+# Under the daemon's steering, a run pins none of its own.
+check two/no-own-steering "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
 wait "$B"; wait "$C"
 # curl prints 000 when it cannot resolve or connect.
 # A failure says what each run printed (its denials) and what the daemon saw.
@@ -138,6 +144,24 @@ sbx-bpf detach "$KCG" 2>"$W/kd.err"
 check killed-run/detach "$?" 0
 check killed-run/pins-gone "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
 rmdir "$KCG" 2>/dev/null
+
+# Without the daemon's steering (its pins removed: the links go), a run steers its own DNS
+# again: its set is pinned while it runs (so a kill -9 still fails closed) and goes with it.
+rm -r /sys/fs/bpf/sbx/rootsteer
+sbx-bpf run --name pin-s --allow-domain one.test -- sh -c "sleep 2;
+	curl -s -m 10 -o /dev/null -w '%{http_code}\n' http://one.test:8080/a;
+	curl -s -m 10 -o /dev/null -w '%{http_code}\n' http://two.test:8080/a" >"$W/s.out" 2>"$W/s.err" &
+S=$!
+i=0
+while [ ! -d /sys/fs/cgroup/sbx-bpf/pin-s ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+SCG=$(stat -c %i /sys/fs/cgroup/sbx-bpf/pin-s 2>/dev/null)
+[ -n "$SCG" ] && [ -e "/sys/fs/bpf/sbx/steer/$SCG/net_connect4" ] && pass own-steer/pinned ||
+	fail own-steer/pinned "cgroup ${SCG:-missing}: $(ls -R /sys/fs/bpf/sbx/steer 2>&1 | head)"
+wait "$S"
+[ "$(tr '\n' ' ' <"$W/s.out")" = "200 000 " ] && pass own-steer/dns ||
+	fail own-steer/dns "want '200 000', got $(why "$W/s.out" "$W/s.err")"
+check own-steer/unpinned "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
 
 # No daemon, programs still pinned: the run enforces and says where its events wait.
 kill "$D"; wait "$D" 2>/dev/null
