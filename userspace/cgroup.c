@@ -62,16 +62,32 @@ enum cgroup_layout cgroup_parse_layout(const char *mountinfo, char *v2_mount, si
 	return v2_mount[0] ? CGROUP_UNIFIED : CGROUP_NONE;
 }
 
+/*
+ * A unified hierarchy, once found, is remembered for the process: a run
+ * asks twice (its controllers, its cgroup), and reading and parsing
+ * mountinfo costs it 0.1 M instructions each time. Any other answer is
+ * asked again: a daemon started before cgroup2 was mounted must see it.
+ */
 enum cgroup_layout cgroup_layout(char *v2_mount, size_t sz)
 {
-	static char buf[1 << 16];
+	static char buf[1 << 16], unified[PATH_MAX];
+	enum cgroup_layout l;
 
+	if (unified[0]) {
+		snprintf(v2_mount, sz, "%s", unified);
+		return CGROUP_UNIFIED;
+	}
 	if (read_file("/proc/self/mountinfo", buf, sizeof(buf)) < 0) {
 		if (sz)
 			v2_mount[0] = '\0';
 		return CGROUP_NONE;
 	}
-	return cgroup_parse_layout(buf, v2_mount, sz);
+	l = cgroup_parse_layout(buf, unified, sizeof(unified));
+	if (sz)
+		snprintf(v2_mount, sz, "%s", unified);
+	if (l != CGROUP_UNIFIED)
+		unified[0] = '\0';
+	return l;
 }
 
 int cgroup_id_of(const char *path, __u64 *id)
