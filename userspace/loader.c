@@ -68,6 +68,33 @@ struct sbx_loader {
 
 static void fdj_release(struct sbx_loader *l);
 
+static int pin_path(char *buf, size_t sz, const char *dir, const char *kind, const char *name)
+{
+	return (size_t)snprintf(buf, sz, "%s/%s%s%s", dir, kind, *kind ? "/" : "", name) < sz ?
+	       0 : -ENAMETOOLONG;
+}
+
+/*
+ * Map @m's fd. An adopted set's maps are opened from their pins on first
+ * use: a run needs about half of them, and each open is a path lookup in
+ * bpffs (20,000 instructions). The fds are a cache, hence the const cast.
+ * -1 with errno set when the pin cannot be opened.
+ */
+static int map_fd(const struct sbx_loader *cl, int m)
+{
+	struct sbx_loader *l = (struct sbx_loader *)cl;
+	char p[PATH_MAX];
+
+	if (l->fd[m] >= 0 || l->skel)
+		return l->fd[m];
+	if (pin_path(p, sizeof(p), l->pin_dir, "maps", map_pin_names[m])) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	l->fd[m] = bpf_obj_get(p);
+	return l->fd[m];
+}
+
 static struct sbx_loader *loader_alloc(void)
 {
 	struct sbx_loader *l = calloc(1, sizeof(*l));
@@ -440,26 +467,26 @@ int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
 
 	/* The bit before the key: a program that finds the key must find its bit set (sbx_abi.h). */
 	__atomic_fetch_or(&l->bss->fs_filter[bit >> 6], 1ULL << (bit & 63), __ATOMIC_SEQ_CST);
-	if (bpf_map_update_elem(l->fd[M_FS_RULES], key, rule, BPF_ANY))
+	if (bpf_map_update_elem(map_fd(l, M_FS_RULES), key, rule, BPF_ANY))
 		return -errno;
 	return 0;
 }
 
 int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key)
 {
-	if (bpf_map_delete_elem(l->fd[M_FS_RULES], key))
+	if (bpf_map_delete_elem(map_fd(l, M_FS_RULES), key))
 		return -errno;
 	return 0;
 }
 
 int loader__get_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key, struct sbx_fs_rule *rule)
 {
-	return bpf_map_lookup_elem(l->fd[M_FS_RULES], key, rule) ? -errno : 0;
+	return bpf_map_lookup_elem(map_fd(l, M_FS_RULES), key, rule) ? -errno : 0;
 }
 
 int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, struct sbx_fs_key *key)
 {
-	return bpf_map_get_next_key(l->fd[M_FS_RULES], prev, key) ? -errno : 0;
+	return bpf_map_get_next_key(map_fd(l, M_FS_RULES), prev, key) ? -errno : 0;
 }
 
 /*
@@ -473,7 +500,7 @@ static bool sandbox_stats_create(struct sbx_loader *l, __u64 cgid)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	void *zero = ncpu > 0 ? calloc(ncpu, sizeof(struct sbx_sandbox_stats)) : NULL;
-	bool made = zero && !bpf_map_update_elem(l->fd[M_SANDBOX_STATS], &cgid, zero, BPF_NOEXIST);
+	bool made = zero && !bpf_map_update_elem(map_fd(l, M_SANDBOX_STATS), &cgid, zero, BPF_NOEXIST);
 
 	free(zero);
 	return made;
@@ -488,11 +515,11 @@ int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandb
 	if (sb->flags & SBX_SANDBOX_ARMING)
 		__atomic_store_n(&l->bss->arming_set, 1, __ATOMIC_SEQ_CST);
 
-	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, sb, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(map_fd(l, M_SANDBOXES), &cgid, sb, BPF_NOEXIST)) {
 		err = -errno;
 		/* No sandbox: none of its counters either (a full map would keep them forever). */
 		if (stats_made)
-			bpf_map_delete_elem(l->fd[M_SANDBOX_STATS], &cgid);
+			bpf_map_delete_elem(map_fd(l, M_SANDBOX_STATS), &cgid);
 		return err;
 	}
 	fdj_release(l);
@@ -525,10 +552,10 @@ int loader__arming_settle(struct sbx_loader *l)
 
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid)
 {
-	if (bpf_map_delete_elem(l->fd[M_SANDBOXES], &cgid))
+	if (bpf_map_delete_elem(map_fd(l, M_SANDBOXES), &cgid))
 		return -errno;
 	__atomic_sub_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
-	bpf_map_delete_elem(l->fd[M_SANDBOX_STATS], &cgid);	/* none yet if it never refused anything */
+	bpf_map_delete_elem(map_fd(l, M_SANDBOX_STATS), &cgid);	/* none yet if it never refused anything */
 	return 0;
 }
 
@@ -545,7 +572,7 @@ static int sandbox_stats_read(struct sbx_loader *l, __u64 cgid, struct sbx_sandb
 	per = calloc(ncpu, sizeof(*per));
 	if (!per)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(l->fd[M_SANDBOX_STATS], &cgid, per))
+	if (bpf_map_lookup_elem(map_fd(l, M_SANDBOX_STATS), &cgid, per))
 		err = -errno;
 	for (int i = 0; !err && i < ncpu; i++)
 		for (int k = 0; k < SBX_KIND__MAX; k++)
@@ -577,7 +604,7 @@ int loader__set_scope(struct sbx_loader *l, int cgroup_fd)
 {
 	__u32 key = 0, fd = (__u32)cgroup_fd;
 
-	if (bpf_map_update_elem(l->fd[M_SCOPE], &key, &fd, BPF_ANY))
+	if (bpf_map_update_elem(map_fd(l, M_SCOPE), &key, &fd, BPF_ANY))
 		return -errno;
 	l->bss->scope_set = 1;
 	return 0;
@@ -600,13 +627,13 @@ int loader__event_slots(struct sbx_loader *l, struct sbx_coalesce_slot **co, str
 	void *p;
 
 	if (!l->co) {
-		p = mmap(NULL, CO_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[M_COALESCE], 0);
+		p = mmap(NULL, CO_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd(l, M_COALESCE), 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		l->co = p;
 	}
 	if (!l->th) {
-		p = mmap(NULL, TH_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[M_THROTTLE], 0);
+		p = mmap(NULL, TH_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd(l, M_THROTTLE), 0);
 		if (p == MAP_FAILED)
 			return -errno;
 		l->th = p;
@@ -621,12 +648,12 @@ __u32 loader__set_id(const struct sbx_loader *l)
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
-	return bpf_obj_get_info_by_fd(l->fd[M_STATS], &info, &len) ? 0 : info.id;
+	return bpf_obj_get_info_by_fd(map_fd(l, M_STATS), &info, &len) ? 0 : info.id;
 }
 
 int loader__events_fd(const struct sbx_loader *l)
 {
-	return l->fd[M_EVENTS];
+	return map_fd(l, M_EVENTS);
 }
 
 int loader__stat_percpu(const struct sbx_loader *l, enum sbx_stat which, __u64 *out, size_t max)
@@ -641,7 +668,7 @@ int loader__stat_percpu(const struct sbx_loader *l, enum sbx_stat which, __u64 *
 	vals = calloc(ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(l->fd[M_STATS], &key, vals)) {
+	if (bpf_map_lookup_elem(map_fd(l, M_STATS), &key, vals)) {
 		int err = -errno;
 
 		free(vals);
@@ -661,7 +688,7 @@ int loader__ringbuf_fill(struct sbx_loader *l, double *ratio)
 
 	/* The ring's first page holds the consumer position, the second the producer's. */
 	if (!l->rb_pos) {
-		p = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, l->fd[M_EVENTS], 0);
+		p = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, map_fd(l, M_EVENTS), 0);
 		if (p == MAP_FAILED) {
 			/* Some kernels map the consumer page only writable, or the two apart. */
 			return -errno;
@@ -787,46 +814,40 @@ static int map_del(int fd, const void *key)
 int loader__put_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k,
 			   const struct sbx_net_ports *v)
 {
-	return map_put(l->fd[M_NET_RULES], k, v);
+	return map_put(map_fd(l, M_NET_RULES), k, v);
 }
 
 int loader__delete_net_prefix(struct sbx_loader *l, const struct sbx_net_key *k)
 {
-	return map_del(l->fd[M_NET_RULES], k);
+	return map_del(map_fd(l, M_NET_RULES), k);
 }
 
 int loader__dns_update(struct sbx_loader *l, const struct sbx_dns_key *k,
 		       const struct sbx_dns_entry *e)
 {
-	return map_put(l->fd[M_DNS_ALLOW], k, e);
+	return map_put(map_fd(l, M_DNS_ALLOW), k, e);
 }
 
 int loader__dns_delete(struct sbx_loader *l, const struct sbx_dns_key *k)
 {
-	return map_del(l->fd[M_DNS_ALLOW], k);
+	return map_del(map_fd(l, M_DNS_ALLOW), k);
 }
 
 int loader__dns_lookup(struct sbx_loader *l, const struct sbx_dns_key *k, struct sbx_dns_entry *e)
 {
-	return bpf_map_lookup_elem(l->fd[M_DNS_ALLOW], k, e) ? -errno : 0;
+	return bpf_map_lookup_elem(map_fd(l, M_DNS_ALLOW), k, e) ? -errno : 0;
 }
 
 int loader__next_dns_key(struct sbx_loader *l, const struct sbx_dns_key *prev, struct sbx_dns_key *k)
 {
-	return bpf_map_get_next_key(l->fd[M_DNS_ALLOW], prev, k) ? -errno : 0;
+	return bpf_map_get_next_key(map_fd(l, M_DNS_ALLOW), prev, k) ? -errno : 0;
 }
 
 int loader__dns_client(struct sbx_loader *l, __u32 key, struct sbx_dns_client *out)
 {
-	if (bpf_map_lookup_elem(l->fd[M_DNS_CLIENTS], &key, out))
+	if (bpf_map_lookup_elem(map_fd(l, M_DNS_CLIENTS), &key, out))
 		return -errno;
 	return 0;
-}
-
-static int pin_path(char *buf, size_t sz, const char *dir, const char *kind, const char *name)
-{
-	return (size_t)snprintf(buf, sz, "%s/%s%s%s", dir, kind, *kind ? "/" : "", name) < sz ?
-	       0 : -ENAMETOOLONG;
 }
 
 /*
@@ -1012,20 +1033,18 @@ static int meta_ok(const char *dir, struct hook_gaps *gaps)
 
 static int open_pinned_fds(struct sbx_loader *l, const char *dir)
 {
-	char p[PATH_MAX];
 	int err = 0;
 
-	for (int i = 0; !err && i < NR_MAPS; i++) {
-		err = pin_path(p, sizeof(p), dir, "maps", map_pin_names[i]);
-		if (!err && (l->fd[i] = bpf_obj_get(p)) < 0)
-			err = -errno;
-	}
-	/* The steering programs are opened when first attached (steer_fds): most runs need none. */
-	/* Absent when the kernel refused it (a gap the set's loader accepted). */
-	if (!err && !pin_path(p, sizeof(p), dir, "progs", FDJ_NAME))
-		l->fdj_prog = bpf_obj_get(p);
-	if (!err)
-		snprintf(l->pin_dir, sizeof(l->pin_dir), "%s", dir);
+	/*
+	 * Maps, the steering programs and file_permission's are opened on first
+	 * use (map_fd, steer_fds, fdj_attach); .bss is mapped now.
+	 */
+	if ((size_t)snprintf(l->pin_dir, sizeof(l->pin_dir), "%s", dir) >= sizeof(l->pin_dir))
+		return -ENAMETOOLONG;
+	if (map_fd(l, M_BSS) < 0)
+		err = -errno;
+	if (err)
+		l->pin_dir[0] = '\0';
 	return err;
 }
 
@@ -1048,7 +1067,7 @@ struct sbx_loader *loader__open_pinned(const char *dir)
 	err = open_pinned_fds(l, dir);
 	if (!err) {
 		l->bss_len = (sizeof(*l->bss) + page - 1) / page * page;
-		l->bss = mmap(NULL, l->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[M_BSS], 0);
+		l->bss = mmap(NULL, l->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd(l, M_BSS), 0);
 		if (l->bss == MAP_FAILED) {
 			err = -errno;
 			l->bss = NULL;
@@ -1326,6 +1345,9 @@ static int fdj_attach(struct sbx_loader *l)
 	}
 	if (loader__fd_judging(l))
 		return 0;
+	/* Not pinned when the kernel refused it (a gap the set's loader accepted). */
+	if (!l->skel && l->fdj_prog < 0 && !pin_path(p, sizeof(p), l->pin_dir, "progs", FDJ_NAME))
+		l->fdj_prog = bpf_obj_get(p);
 	prog = l->skel ? bpf_program__fd(l->skel->progs.fs_file_permission) : l->fdj_prog;
 	if (prog < 0)
 		return -ENOENT;
@@ -1428,7 +1450,7 @@ __u32 loader__new_policy_id(struct sbx_loader *l)
 
 int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb)
 {
-	return bpf_map_lookup_elem(l->fd[M_SANDBOXES], &cgid, sb) ? -errno : 0;
+	return bpf_map_lookup_elem(map_fd(l, M_SANDBOXES), &cgid, sb) ? -errno : 0;
 }
 
 /*
@@ -1445,7 +1467,7 @@ int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_s
 	struct sbx_sandbox v = *sb;
 
 	v.flags &= ~SBX_SANDBOX_ARMING;
-	if (bpf_map_update_elem(l->fd[M_SANDBOXES], &cgid, &v, BPF_EXIST))
+	if (bpf_map_update_elem(map_fd(l, M_SANDBOXES), &cgid, &v, BPF_EXIST))
 		return -errno;
 	fdj_release(l);
 	return 0;
@@ -1453,16 +1475,16 @@ int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_s
 
 int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb)
 {
-	if (bpf_map_get_next_key(l->fd[M_SANDBOXES], prev, cgid))
+	if (bpf_map_get_next_key(map_fd(l, M_SANDBOXES), prev, cgid))
 		return -errno;
 	return loader__get_sandbox(l, *cgid, sb);
 }
 
 int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)
 {
-	int err = map_purge(l->fd[M_FS_RULES], sizeof(struct sbx_fs_key),
+	int err = map_purge(map_fd(l, M_FS_RULES), sizeof(struct sbx_fs_key),
 			    offsetof(struct sbx_fs_key, policy_id), &policy_id, sizeof(policy_id));
-	int err2 = map_purge(l->fd[M_NET_RULES], sizeof(struct sbx_net_key),
+	int err2 = map_purge(map_fd(l, M_NET_RULES), sizeof(struct sbx_net_key),
 			     offsetof(struct sbx_net_key, policy_id), &policy_id, sizeof(policy_id));
 
 	return err ?: err2;
@@ -1470,7 +1492,7 @@ int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)
 
 int loader__purge_dns(struct sbx_loader *l, __u64 cgid)
 {
-	return map_purge(l->fd[M_DNS_ALLOW], sizeof(struct sbx_dns_key),
+	return map_purge(map_fd(l, M_DNS_ALLOW), sizeof(struct sbx_dns_key),
 			 offsetof(struct sbx_dns_key, sandbox_cgid), &cgid, sizeof(cgid));
 }
 
@@ -1505,5 +1527,5 @@ int loader__fill(struct sbx_loader *l, enum loader_fill which, __u32 *used, __u3
 
 	if ((unsigned)which >= sizeof(m) / sizeof(m[0]))
 		return -EINVAL;
-	return map_fill(l->fd[m[which]], used, max);
+	return map_fill(map_fd(l, m[which]), used, max);
 }
