@@ -38,7 +38,8 @@
  * Port 53: DNS from a sandbox goes to sbx-bpf's resolver, which forwards
  * only allowed names and puts their addresses in dns_allow before
  * answering. The cgroup sock_addr programs below (attached to the sandbox's
- * cgroup) rewrite every port-53 destination to the resolver, and
+ * cgroup, or by the daemon to the sandboxes' parent: they run for every
+ * cgroup below) rewrite every port-53 destination to the resolver, and
  * recvmsg/getpeername show the original server again so resolvers that
  * check the reply's source accept it. socket_connect and socket_sendmsg see
  * the address before the rewrite: they let port 53 through only for
@@ -720,7 +721,7 @@ SBX_LSM(unix_may_send, net_unix_may_send, struct socket *sock, struct socket *ot
 	return judge_unix(BPF_CORE_READ(other, sk), SBX_OP_SENDTO);
 }
 
-/* --- DNS steering: cgroup sock_addr programs on the sandbox's cgroup ----------- */
+/* --- DNS steering: cgroup sock_addr programs on the sandbox's cgroup or a parent --- */
 
 static __always_inline void remember(struct bpf_sock_addr *ctx, const __u8 *addr16)
 {

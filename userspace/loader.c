@@ -18,6 +18,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "cgroup.h"
 #include "hooks.h"
 #include "loader.h"
 #include "sbx.objhash.h"
@@ -67,6 +68,15 @@ struct sbx_loader {
 };
 
 static void fdj_release(struct sbx_loader *l);
+static int rm_pins(const char *p, int depth);
+
+/*
+ * Where a steering set is pinned: one attached cgroup's under steer/, the
+ * sandboxes' parent's (loader__pin_root_steer) under rootsteer/, apart, so
+ * that the sweeps of sets without a sandbox (resolvers.c) never see it.
+ */
+#define STEER_SUB	"steer"
+#define ROOT_STEER_SUB	"rootsteer"
 
 static int pin_path(char *buf, size_t sz, const char *dir, const char *kind, const char *name)
 {
@@ -964,6 +974,16 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 		return -EINVAL;	/* adopted: already pinned */
 	/* Shared sandboxes may nest (attach): every cgroup level is judged. */
 	l->bss->nest_set = 1;
+	/*
+	 * Steering pinned before (an older set's, left by an unload that did
+	 * not finish or did not know rootsteer/) runs programs that read
+	 * other maps: trusted for complete, it would let port 53 past the
+	 * rules. No sandbox of this new set has any yet.
+	 */
+	if (!pin_path(p, sizeof(p), dir, "", STEER_SUB))
+		rm_pins(p, 1);
+	if (!pin_path(p, sizeof(p), dir, "", ROOT_STEER_SUB))
+		rm_pins(p, 1);
 	err = mkdirs(dir);
 	for (int i = 0; !err && i < NR_MAPS; i++)
 		err = pin_path(p, sizeof(p), dir, "maps", map_pin_names[i]) ?:
@@ -1031,18 +1051,22 @@ static int meta_ok(const char *dir, struct hook_gaps *gaps)
 	return 0;
 }
 
+/* The other maps, the steering programs and file_permission's: on first use (map_fd, steer_fds, fdj_attach). */
 static int open_pinned_fds(struct sbx_loader *l, const char *dir)
 {
+	/*
+	 * Opened now, the maps every run writes: its rules, its entry and its
+	 * counters go to the set whose .bss (policy ids, nr_sandboxes) it
+	 * maps, even if an unload and a new daemon replace the pins meanwhile.
+	 */
+	static const int now[] = { M_BSS, M_SANDBOXES, M_FS_RULES, M_NET_RULES, M_SANDBOX_STATS };
 	int err = 0;
 
-	/*
-	 * Maps, the steering programs and file_permission's are opened on first
-	 * use (map_fd, steer_fds, fdj_attach); .bss is mapped now.
-	 */
 	if ((size_t)snprintf(l->pin_dir, sizeof(l->pin_dir), "%s", dir) >= sizeof(l->pin_dir))
 		return -ENAMETOOLONG;
-	if (map_fd(l, M_BSS) < 0)
-		err = -errno;
+	for (size_t i = 0; !err && i < sizeof(now) / sizeof(now[0]); i++)
+		if (map_fd(l, now[i]) < 0)
+			err = -errno;
 	if (err)
 		l->pin_dir[0] = '\0';
 	return err;
@@ -1104,31 +1128,32 @@ static int rm_pins(const char *p, int depth)
 }
 
 /*
- * Where a steering set is pinned: one attached cgroup's under steer/, the
- * sandboxes' parent's (loader__pin_root_steer) under rootsteer/, apart, so
- * that the sweeps of sets without a sandbox (resolvers.c) never see it.
+ * The sets of pins under @p named by the id of a cgroup that is gone
+ * (asked through @mount_fd, any fd on the cgroup2 mount); a live one's
+ * stay, whoever made them (a daemon started with another SBX_CGROUP_ROOT
+ * must not take the steering from the runs below the one before).
  */
-#define STEER_SUB	"steer"
-#define ROOT_STEER_SUB	"rootsteer"
-
-/* The directories of pins under @p but @keep, each with its pins. */
-static void rm_pins_but(const char *p, const char *keep)
+static void rm_dead_cgroup_pins(const char *p, int mount_fd)
 {
-	char q[PATH_MAX + 256];
+	char q[PATH_MAX + 256], *end;
 	struct dirent *e;
 	DIR *d = opendir(p);
 
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.' && strcmp(e->d_name, keep) &&
-		    snprintf(q, sizeof(q), "%s/%s", p, e->d_name) > 0)
+	while (d && (e = readdir(d))) {
+		unsigned long long id = strtoull(e->d_name, &end, 10);
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || *end || cgroup_id_alive(mount_fd, id) != 0)
+			continue;
+		if (snprintf(q, sizeof(q), "%s/%s", p, e->d_name) > 0)
 			rm_pins(q, 0);
+	}
 	if (d)
 		closedir(d);
 }
 
 /*
  * Remove what loader__pin made, and the steering pinned for attached
- * cgroups; the meta first, so a half-removed set is never adopted.
+ * cgroups and for the sandboxes' parent; the meta first, so a half-removed set is never adopted.
  */
 int loader__unpin(const char *dir)
 {
@@ -1222,13 +1247,12 @@ int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgr
 
 int loader__pin_root_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd)
 {
-	char p[PATH_MAX], keep[24];
+	char p[PATH_MAX];
 	int err = pin_steer_in(l, dir, ROOT_STEER_SUB, cgid, cgroup_fd);
 
 	/* Sets on parents that went (removed, made again: another id) steer nothing: they go. */
-	snprintf(keep, sizeof(keep), "%llu", (unsigned long long)cgid);
 	if (!err && !pin_path(p, sizeof(p), dir, "", ROOT_STEER_SUB))
-		rm_pins_but(p, keep);
+		rm_dead_cgroup_pins(p, cgroup_fd);
 	return err;
 }
 
@@ -1254,7 +1278,7 @@ int loader__steer_pinned(const char *dir, __u64 *out, size_t max)
 	size_t n = 0;
 	DIR *d;
 
-	if (pin_path(p, sizeof(p), dir, "", "steer"))
+	if (pin_path(p, sizeof(p), dir, "", STEER_SUB))
 		return -ENAMETOOLONG;
 	d = opendir(p);
 	if (!d)

@@ -133,6 +133,8 @@ check granted/gone-records "$(ls /run/sbx-bpf/sandboxes | wc -l)" 0
 sbx-bpf run --name pin-k --deny-read "$W/data/a" --allow-domain one.test -- sleep 60 >/dev/null 2>&1 &
 K=$!
 sleep 2
+# Steered by the daemon's set on sbx-bpf/, not by one of its own: that set must fail closed too.
+check killed-run/parent-steering "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
 kill -9 "$K"; wait "$K" 2>/dev/null
 KCG=/sys/fs/cgroup/sbx-bpf/pin-k
 out=$(sh -c 'echo $$ >'"$KCG"'/cgroup.procs && exec sbx-probe connect 127.0.0.1 53 tcp' 2>/dev/null)
