@@ -69,6 +69,7 @@ struct sbx_loader {
 
 static void fdj_release(struct sbx_loader *l);
 static int rm_pins(const char *p, int depth);
+static int steer_ids_in(const char *dir, const char *sub, __u64 *out, size_t max);
 
 /*
  * Where a steering set is pinned: one attached cgroup's under steer/, the
@@ -1128,30 +1129,6 @@ static int rm_pins(const char *p, int depth)
 }
 
 /*
- * The sets of pins under @p named by the id of a cgroup that is gone
- * (asked through @mount_fd, any fd on the cgroup2 mount); a live one's
- * stay, whoever made them (a daemon started with another SBX_CGROUP_ROOT
- * must not take the steering from the runs below the one before).
- */
-static void rm_dead_cgroup_pins(const char *p, int mount_fd)
-{
-	char q[PATH_MAX + 256], *end;
-	struct dirent *e;
-	DIR *d = opendir(p);
-
-	while (d && (e = readdir(d))) {
-		unsigned long long id = strtoull(e->d_name, &end, 10);
-
-		if (e->d_name[0] < '1' || e->d_name[0] > '9' || *end || cgroup_id_alive(mount_fd, id) != 0)
-			continue;
-		if (snprintf(q, sizeof(q), "%s/%s", p, e->d_name) > 0)
-			rm_pins(q, 0);
-	}
-	if (d)
-		closedir(d);
-}
-
-/*
  * Remove what loader__pin made, and the steering pinned for attached
  * cgroups and for the sandboxes' parent; the meta first, so a half-removed set is never adopted.
  */
@@ -1245,14 +1222,26 @@ int loader__pin_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgr
 	return pin_steer_in(l, dir, STEER_SUB, cgid, cgroup_fd);
 }
 
+/* Few: one per parent a daemon has steered since the last unload. */
+#define ROOT_STEER_MAX	16
+
 int loader__pin_root_steer(struct sbx_loader *l, const char *dir, __u64 cgid, int cgroup_fd)
 {
-	char p[PATH_MAX];
+	__u64 ids[ROOT_STEER_MAX];
+	char d[PATH_MAX];
 	int err = pin_steer_in(l, dir, ROOT_STEER_SUB, cgid, cgroup_fd);
+	int n = err ? 0 : steer_ids_in(dir, ROOT_STEER_SUB, ids, ROOT_STEER_MAX);
 
-	/* Sets on parents that went (removed, made again: another id) steer nothing: they go. */
-	if (!err && !pin_path(p, sizeof(p), dir, "", ROOT_STEER_SUB))
-		rm_dead_cgroup_pins(p, cgroup_fd);
+	/*
+	 * Sets on parents that went (removed, made again: another id) steer
+	 * nothing: they go. A live one's stay, whoever made them: a daemon
+	 * started with another SBX_CGROUP_ROOT must not take the steering from
+	 * the runs below the one before (cgroup_fd is on the cgroup2 mount).
+	 */
+	for (int i = 0; i < n && i < ROOT_STEER_MAX; i++)
+		if (cgroup_id_alive(cgroup_fd, ids[i]) == 0 &&
+		    !steer_dir_in(dir, ROOT_STEER_SUB, ids[i], d, sizeof(d), false))
+			rm_pins(d, 0);
 	return err;
 }
 
@@ -1271,14 +1260,15 @@ int loader__unpin_steer(const char *dir, __u64 cgid)
 	return err ?: rm_pins(d, 0);
 }
 
-int loader__steer_pinned(const char *dir, __u64 *out, size_t max)
+/* The cgroup ids with a set under @dir/@sub: as loader__steer_pinned. */
+static int steer_ids_in(const char *dir, const char *sub, __u64 *out, size_t max)
 {
 	char p[PATH_MAX], *end;
 	struct dirent *e;
 	size_t n = 0;
 	DIR *d;
 
-	if (pin_path(p, sizeof(p), dir, "", STEER_SUB))
+	if (pin_path(p, sizeof(p), dir, "", sub))
 		return -ENAMETOOLONG;
 	d = opendir(p);
 	if (!d)
@@ -1294,6 +1284,11 @@ int loader__steer_pinned(const char *dir, __u64 *out, size_t max)
 	}
 	closedir(d);
 	return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+int loader__steer_pinned(const char *dir, __u64 *out, size_t max)
+{
+	return steer_ids_in(dir, STEER_SUB, out, max);
 }
 
 int loader__steer_age(const char *dir, __u64 cgid, long *seconds)
