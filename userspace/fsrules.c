@@ -329,18 +329,40 @@ void fs_compiled_free(struct fs_compiled *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int fs_install(struct sbx_loader *l, const struct fs_compiled *c)
+/* @c's keys (and rules, when @rules) side by side, as a batch takes them. */
+static int split(const struct fs_compiled *c, struct sbx_fs_key **keys, struct sbx_fs_rule **rules)
 {
+	*keys = malloc((c->nr ?: 1) * sizeof(**keys));
+	if (rules)
+		*rules = malloc((c->nr ?: 1) * sizeof(**rules));
+	if (!*keys || (rules && !*rules)) {
+		free(*keys);
+		free(rules ? *rules : NULL);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < c->nr; i++) {
-		int err = loader__put_fs_rule(l, &c->entries[i].key, &c->entries[i].rule);
-
-		if (err) {
-			for (size_t j = 0; j < i; j++)
-				loader__delete_fs_rule(l, &c->entries[j].key);
-			return err;
-		}
+		(*keys)[i] = c->entries[i].key;
+		if (rules)
+			(*rules)[i] = c->entries[i].rule;
 	}
 	return 0;
+}
+
+/* All of @c or nothing: the keys are the policy id's alone, so all of them go on a failure. */
+int fs_install(struct sbx_loader *l, const struct fs_compiled *c)
+{
+	struct sbx_fs_key *keys;
+	struct sbx_fs_rule *rules;
+	int err = split(c, &keys, &rules);
+
+	if (err)
+		return err;
+	err = loader__put_fs_rules(l, keys, rules, c->nr);
+	if (err)
+		loader__delete_fs_rules(l, keys, c->nr);
+	free(keys);
+	free(rules);
+	return err;
 }
 
 const char *rules_install_strerror(int err)
@@ -366,6 +388,13 @@ const char *sandbox_install_strerror(int err)
 
 void fs_uninstall(struct sbx_loader *l, const struct fs_compiled *c)
 {
-	for (size_t i = 0; i < c->nr; i++)
-		loader__delete_fs_rule(l, &c->entries[i].key);
+	struct sbx_fs_key *keys;
+
+	if (split(c, &keys, NULL)) {	/* no memory for the batch: one by one */
+		for (size_t i = 0; i < c->nr; i++)
+			loader__delete_fs_rule(l, &c->entries[i].key);
+		return;
+	}
+	loader__delete_fs_rules(l, keys, c->nr);
+	free(keys);
 }

@@ -471,13 +471,18 @@ void loader__destroy(struct sbx_loader *l)
 	free(l);
 }
 
-int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
-			const struct sbx_fs_rule *rule)
+/* The bit before the key: a program that finds the key must find its bit set (sbx_abi.h). */
+static void fs_filter_set(struct sbx_loader *l, const struct sbx_fs_key *key)
 {
 	__u32 bit = sbx_fs_filter_bit(key->policy_id, key->len, key->h1, key->h2);
 
-	/* The bit before the key: a program that finds the key must find its bit set (sbx_abi.h). */
 	__atomic_fetch_or(&l->bss->fs_filter[bit >> 6], 1ULL << (bit & 63), __ATOMIC_SEQ_CST);
+}
+
+int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
+			const struct sbx_fs_rule *rule)
+{
+	fs_filter_set(l, key);
 	if (bpf_map_update_elem(map_fd(l, M_FS_RULES), key, rule, BPF_ANY))
 		return -errno;
 	return 0;
@@ -488,6 +493,45 @@ int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key)
 	if (bpf_map_delete_elem(map_fd(l, M_FS_RULES), key))
 		return -errno;
 	return 0;
+}
+
+/*
+ * A run puts and removes a few dozen keys: one bpf() call for them all
+ * saves a syscall per key (hash maps batch since 5.6). When the batch
+ * fails, for whatever reason, the keys go one by one from the first:
+ * BPF_ANY puts again what the batch put, and the failing key says why.
+ * The count the kernel reports cannot be trusted there: a map without
+ * batch support leaves it as it was passed.
+ */
+int loader__put_fs_rules(struct sbx_loader *l, const struct sbx_fs_key *keys,
+			 const struct sbx_fs_rule *rules, __u32 n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_ANY);
+	__u32 count = n;
+	int err;
+
+	for (__u32 i = 0; i < n; i++)	/* every bit before any key, as loader__put_fs_rule */
+		fs_filter_set(l, &keys[i]);
+	if (!n || !bpf_map_update_batch(map_fd(l, M_FS_RULES), keys, rules, &count, &opts))
+		return 0;
+	for (__u32 i = 0; i < n; i++) {
+		err = loader__put_fs_rule(l, &keys[i], &rules[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void loader__delete_fs_rules(struct sbx_loader *l, const struct sbx_fs_key *keys, __u32 n)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = n;
+
+	/* A batch stops at the first key that is not there: then one by one. */
+	if (!n || !bpf_map_delete_batch(map_fd(l, M_FS_RULES), keys, &count, &opts))
+		return;
+	for (__u32 i = 0; i < n; i++)
+		loader__delete_fs_rule(l, &keys[i]);
 }
 
 int loader__get_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key, struct sbx_fs_rule *rule)

@@ -52,6 +52,10 @@ void loader__destroy(struct sbx_loader *l);
 int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
 			const struct sbx_fs_rule *rule);
 int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key);
+/* The same for @n keys at once (one bpf() call where the kernel can); put: 0 or -errno. */
+int loader__put_fs_rules(struct sbx_loader *l, const struct sbx_fs_key *keys,
+			 const struct sbx_fs_rule *rules, __u32 n);
+void loader__delete_fs_rules(struct sbx_loader *l, const struct sbx_fs_key *keys, __u32 n);
 /* Read one fs_rules entry (-ENOENT: none); walk the keys (NULL: the first; -ENOENT past the last). */
 int loader__get_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key, struct sbx_fs_rule *rule);
 int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, struct sbx_fs_key *key);
