@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <jansson.h>
 
 #include "hooks.h"
@@ -45,6 +46,17 @@ struct pctx {
 	size_t depth;
 	struct cred_file *cred;		/* the credentials.files entry being read */
 	char path_buf[256];		/* here()'s result */
+	struct dir_memo *memo;		/* the last rule's directory, resolved (a file's load only) */
+};
+
+/*
+ * A directory as path_resolve() saw it. Rules come in groups under one
+ * directory, and path_resolve() pays a readlink() per component of every
+ * prefix it tries: with the directory known, a rule costs one lstat().
+ */
+struct dir_memo {
+	char dir[PATH_MAX];		/* as written, normalised */
+	char real[PATH_MAX];		/* path_resolve()'s answer for it */
 };
 
 /* One key of one level of the schema. @off is the value's offset in the text, -1 if none. */
@@ -367,6 +379,50 @@ static void resolve_fd(int fd, struct compiled *out)
 	snprintf(out->path, sizeof(out->path), "%s", target);
 }
 
+/* @c's memo holding @dir (of @len bytes) resolved; false when there is no memory for it. */
+static bool memo_dir(struct pctx *c, const char *dir, size_t len)
+{
+	struct dir_memo *m = c->memo;
+
+	if (m && strlen(m->dir) == len && !memcmp(m->dir, dir, len))
+		return true;
+	if (!c->text)	/* a command-line rule: one of its own, and no finish() to free the memo */
+		return false;
+	if (!m && !(m = c->memo = malloc(sizeof(*m))))
+		return false;
+	memcpy(m->dir, dir, len);
+	m->dir[len] = '\0';
+	memcpy(m->real, m->dir, len + 1);
+	if (path_resolve(m->real, sizeof(m->real))) {
+		m->dir[0] = '\0';	/* matches no directory: resolved whole each time */
+		return false;
+	}
+	return true;
+}
+
+/*
+ * path_resolve() of the normalised absolute @path, the same answer for
+ * less work: "dir/leaf" is real(dir)/leaf unless leaf is a symlink, since
+ * real(dir) is canonical and a leaf that is not there (or not reachable)
+ * is kept as written either way. A symlink leaf takes the whole walk.
+ */
+static int resolve_memo(struct pctx *c, char *path, size_t sz)
+{
+	const char *slash = strrchr(path, '/');
+	char joined[PATH_MAX * 2];
+	struct stat st;
+
+	if (!slash || slash == path || !memo_dir(c, path, slash - path))
+		return path_resolve(path, sz);
+	snprintf(joined, sizeof(joined), "%s%s", strcmp(c->memo->real, "/") ? c->memo->real : "", slash);
+	if (!lstat(joined, &st) && S_ISLNK(st.st_mode))
+		return path_resolve(path, sz);
+	if (strlen(joined) >= sz)
+		return -ENAMETOOLONG;
+	strcpy(path, joined);
+	return 0;
+}
+
 static int compile_literal(struct pctx *c, const char *pat, long off, struct compiled *out)
 {
 	const char *cwd = c->env ? c->env->cwd : NULL;
@@ -393,7 +449,7 @@ static int compile_literal(struct pctx *c, const char *pat, long off, struct com
 	fd = stdio_fd(out->path);
 	if (fd >= 0)
 		resolve_fd(fd, out);
-	else if (path_resolve(out->path, sizeof(out->path)))
+	else if (resolve_memo(c, out->path, sizeof(out->path)))
 		return fail(c, off, "'%s': path too long once symlinks are resolved", pat);
 	return 0;
 }
@@ -1287,6 +1343,8 @@ static struct policy_diag *diag_or(struct policy_diag *diag, struct policy_diag 
 /* Finish a load: hand the private copy over, or drop it and what it warned. */
 static int finish(struct pctx *c, struct policy *out, size_t nr_warnings, int err)
 {
+	free(c->memo);
+	c->memo = NULL;
 	if (!err && !(c->p->name = strdup(c->name)))
 		err = -ENOMEM;
 	if (err) {

@@ -26,6 +26,7 @@
 #include "jsonloc.h"
 #include "policy.h"
 #include "sbx_abi.h"
+#include "util.h"
 
 #define HOME "/nonexistent-sbx-home/u"
 #define CWD "/nonexistent-sbx/work"
@@ -663,6 +664,60 @@ static void test_symlinked_rules(void **state)
 	snprintf(want, sizeof(want), "denyRead %s/z", t.link);
 	assert_string_equal(p.rules[2].text, want);
 	policy_free(&p);
+	cleanup_tmp(&t);
+}
+
+/*
+ * Rules under one directory resolve as path_resolve() resolves each alone,
+ * whatever the leaf: a file, nothing, a symlink, a dangling one, a path
+ * under a file; through a symlinked directory and in the real one.
+ */
+static void test_rules_in_one_directory(void **state)
+{
+	static const char *const leaves[] = { "file", "missing", "tolink", "dangling", "file/under",
+					      "missing/deeper", "tolink/inside" };
+	char doc[PATH_MAX * 16], f[PATH_MAX], want[PATH_MAX];
+	const char *dirs[2];
+	struct policy_diag d = {};
+	struct policy p = {};
+	struct tmp t;
+	size_t len, n = 0;
+
+	(void)state;
+	make_tmp(&t);
+	snprintf(f, sizeof(f), "%s/file", t.real);
+	assert_int_equal(close(creat(f, 0600)), 0);
+	snprintf(f, sizeof(f), "%s/tolink", t.real);
+	assert_int_equal(symlink(t.dir, f), 0);
+	snprintf(f, sizeof(f), "%s/dangling", t.real);
+	assert_int_equal(symlink("/nonexistent-sbx-target", f), 0);
+	dirs[0] = t.link;
+	dirs[1] = t.real;
+	len = (size_t)snprintf(doc, sizeof(doc), "{\"filesystem\": {\"denyRead\": [");
+	for (size_t i = 0; i < 2; i++)
+		for (size_t j = 0; j < ARRAY_SIZE(leaves); j++)
+			len += (size_t)snprintf(doc + len, sizeof(doc) - len, "%s\"%s/%s\"", len > 30 ? ", " : "",
+						dirs[i], leaves[j]);
+	snprintf(doc + len, sizeof(doc) - len, "]}}");
+	assert_int_equal(policy_load_string(&p, "t.json", doc, &env, &d), 0);
+	assert_int_equal(p.nr_rules, 2 * ARRAY_SIZE(leaves));
+	for (size_t i = 0; i < 2; i++)
+		for (size_t j = 0; j < ARRAY_SIZE(leaves); j++, n++) {
+			snprintf(want, sizeof(want), "%s/%s", dirs[i], leaves[j]);
+			assert_int_equal(path_resolve(want, sizeof(want)), 0);
+			assert_string_equal(p.rules[n].path, want);
+		}
+	/* What path_resolve() gives, spelled out for the cases that differ from the text. */
+	snprintf(want, sizeof(want), "%s/inside", t.dir);
+	assert_string_equal(p.rules[6].path, want);
+	snprintf(want, sizeof(want), "%s/dangling", t.real);
+	assert_string_equal(p.rules[3].path, want);
+	policy_free(&p);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/tolink", t.real);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/file", t.real);
+	unlink(f);
 	cleanup_tmp(&t);
 }
 
@@ -2076,6 +2131,7 @@ int main(void)
 		cmocka_unit_test(test_patterns_accepted),
 		cmocka_unit_test(test_relative_needs_cwd),
 		cmocka_unit_test(test_symlinked_rules),
+		cmocka_unit_test(test_rules_in_one_directory),
 		cmocka_unit_test(test_stdio_paths),
 		cmocka_unit_test(test_add_rule),
 		cmocka_unit_test(test_network_values),
