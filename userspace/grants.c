@@ -536,14 +536,37 @@ static bool record_path_ok(enum rule_scope scope, const char *path)
 	       n <= POLICY_ANY_DEPTH_MAX;
 }
 
+/*
+ * One "fs" entry, "KIND SCOPE PATH" (sbxstate.c), or as builds before it
+ * wrote one, {"kind", "scope", "path"}: a record outlives an upgrade.
+ */
+static int split_fs_entry(const json_t *v, char kind[32], char scope[32], const char **path)
+{
+	const char *s = json_string_value(v), *k, *sc;
+
+	if (!s) {
+		if (json_unpack((json_t *)v, "{s:s, s:s, s:s}", "kind", &k, "scope", &sc, "path", path))
+			return -EINVAL;
+		return snprintf(kind, 32, "%s", k) >= 32 || snprintf(scope, 32, "%s", sc) >= 32 ? -EINVAL : 0;
+	}
+	k = strchr(s, ' ');
+	sc = k ? strchr(k + 1, ' ') : NULL;
+	if (!sc || k - s >= 32 || sc - k - 1 >= 32)
+		return -EINVAL;
+	snprintf(kind, 32, "%.*s", (int)(k - s), s);
+	snprintf(scope, 32, "%.*s", (int)(sc - k - 1), k + 1);
+	*path = sc + 1;
+	return 0;
+}
+
 static int push_policy_rule(struct policy *p, const json_t *v)
 {
-	const char *kind, *scope, *path;
+	char kind[32], scope[32];
+	const char *path;
 	struct policy_rule r = {};
 	void *rules;
 
-	if (json_unpack((json_t *)v, "{s:s, s:s, s:s}", "kind", &kind, "scope", &scope, "path", &path) ||
-	    parse_rule_kind(kind, &r.kind))
+	if (split_fs_entry(v, kind, scope, &path) || parse_rule_kind(kind, &r.kind))
 		return -EINVAL;
 	if (!strcmp(scope, "any-depth"))
 		r.scope = RULE_ANY_DEPTH;

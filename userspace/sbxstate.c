@@ -70,20 +70,43 @@ static int mkdir_p(const char *dir)
 	return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
 }
 
+/* "KIND SCOPE PATH", put together by hand: a printf per rule was a third of what is left. */
+static json_t *fs_rule_json(const struct policy_rule *r)
+{
+	const char *kind = rule_kind_name(r->kind), *scope = rule_scope_name(r->scope);
+	size_t nk = strlen(kind), ns = strlen(scope), np = strlen(r->path);
+	char buf[64 + PATH_MAX], *s = buf;
+
+	if (nk + ns + np + 2 > sizeof(buf))
+		return NULL;
+	memcpy(s, kind, nk);
+	s[nk] = ' ';
+	memcpy(s += nk + 1, scope, ns);
+	s[ns] = ' ';
+	memcpy(s += ns + 1, r->path, np);
+	return json_stringn(buf, nk + ns + np + 2);
+}
+
 /*
  * The file rules as compiled, by rule id: what `grant` compiles again to
  * know the policy's own value of every key, without the policy file (which
  * may have changed or gone since, or was a preset), $HOME, the working
- * directory or symlinks as they were then.
+ * directory or symlinks as they were then. Each is one string, "KIND SCOPE
+ * PATH" (the path is the rest, spaces and all): an object per rule cost a
+ * run about a third of its record's instructions. NULL when one cannot be
+ * said (no memory, a path that is not UTF-8): a record without all of them
+ * would have grant compile another policy.
  */
 static json_t *fs_rules_json(const struct policy *p)
 {
 	json_t *a = json_array();
 
-	for (size_t i = 0; a && i < p->nr_rules; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "kind", rule_kind_name(p->rules[i].kind),
-						   "scope", rule_scope_name(p->rules[i].scope),
-						   "path", p->rules[i].path));
+	for (size_t i = 0; a && i < p->nr_rules; i++) {
+		if (json_array_append_new(a, fs_rule_json(&p->rules[i]))) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
 	return a;
 }
 

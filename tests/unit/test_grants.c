@@ -881,6 +881,33 @@ static void test_record(void **state)
 	st = json_pack("{s:[{s:s, s:s, s:s}]}", "fs", "kind", "denyRead", "scope", "absolute", "path", "rel");
 	assert_int_equal(grants_record_policy(st, &q), -EINVAL);
 	json_decref(st);
+	/* "KIND SCOPE PATH": the path is the rest, spaces and all; an older build's objects still read. */
+	st = json_pack("{s:[s, s, {s:s, s:s, s:s}]}", "fs", "denyRead absolute /a b/c  d", "mandatory any-depth .git/hooks",
+		       "kind", "allowWrite", "scope", "absolute", "path", "/tmp/x y");
+	assert_int_equal(grants_record_policy(st, &q), 0);
+	assert_int_equal(q.nr_rules, 3);
+	assert_int_equal(q.rules[0].kind, RULE_DENY_READ);
+	assert_int_equal(q.rules[0].scope, RULE_ABSOLUTE);
+	assert_string_equal(q.rules[0].path, "/a b/c  d");
+	assert_int_equal(q.rules[1].kind, RULE_MANDATORY);
+	assert_int_equal(q.rules[1].scope, RULE_ANY_DEPTH);
+	assert_string_equal(q.rules[1].path, ".git/hooks");
+	assert_int_equal(q.rules[2].kind, RULE_ALLOW_WRITE);
+	assert_string_equal(q.rules[2].path, "/tmp/x y");
+	policy_free(&q);
+	json_decref(st);
+	{
+		static const char *const bad[] = { "denyRead", "denyRead absolute", "denyRead absolute rel",
+						   "denyRead sideways /a", "readAll absolute /a", " absolute /a",
+						   "denyRead  /a", "mandatory any-depth /abs",
+						   "denyReadxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx absolute /a" };
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			st = json_pack("{s:[s]}", "fs", bad[i]);
+			assert_int_equal(grants_record_policy(st, &q), -EINVAL);
+			json_decref(st);
+		}
+	}
 	policy_free(&p);
 	state_remove(dir, 4242);
 	rmdir(dir);
