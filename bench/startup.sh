@@ -10,6 +10,8 @@
 # seconds per run under TCG) in SBX_BENCH_ROUNDS chunks; the table shows
 # p50, p95 and mean over all the runs:
 #   true     /bin/true
+#   version  sbx-bpf version: the binary's own exec and exit, what no
+#            change to run's work can take off
 #   bwrap    bwrap --ro-bind / / /bin/true
 #   pinned   sbx-bpf run --policy P -- /bin/true with a daemon running:
 #            run loads no BPF, it takes a policy id and puts the rules in
@@ -31,7 +33,7 @@ PER=$(((RUNS + ROUNDS - 1) / ROUNDS))
 PER_LOAD=$(((LOAD_RUNS + ROUNDS - 1) / ROUNDS))
 CMD=/bin/true
 POLICY=$B/policy.json
-UNPINNED="true bwrap own"
+UNPINNED="true version bwrap own"
 
 cleanup() { unload_all; }
 trap cleanup EXIT
@@ -50,6 +52,7 @@ cond_cmd() {
 	case $1 in
 	true) echo "$CMD" ;;
 	bwrap) echo "bwrap --ro-bind / / $CMD" ;;
+	version) echo "sbx-bpf version" ;;
 	pinned | own) echo "sbx-bpf run --policy $POLICY -- $CMD" ;;
 	esac
 }
@@ -84,13 +87,13 @@ into_session
 mkdir -p "$B" /bench/deny
 echo secret >/bench/deny/r00000
 gen_policy
-CONDS="true bwrap pinned own"
+CONDS="true version bwrap pinned own"
 if ! command -v bwrap >/dev/null; then
 	note "bwrap is not installed (bubblewrap, scripts/vm.sh ROOTFS_PKGS): no bubblewrap row"
-	CONDS="true pinned own"
+	CONDS="true version pinned own"
 elif ! bwrap --ro-bind / / "$CMD" 2>"$B/err"; then
 	note "bwrap does not run here ($(cat "$B/err")): no bubblewrap row"
-	CONDS="true pinned own"
+	CONDS="true version pinned own"
 fi
 UNPINNED=$(for c in $UNPINNED; do case " $CONDS " in *" $c "*) echo "$c" ;; esac; done)
 
@@ -131,6 +134,7 @@ case " $CONDS " in *" bwrap "*) ;; *) REF=true ;; esac
 for c in $CONDS; do
 	case $c in
 	true) printf '%s (no sandbox)' "$CMD" ;;
+	version) printf 'sbx-bpf version (no sandbox)' ;;
 	bwrap) printf 'bwrap --ro-bind / / %s' "$CMD" ;;
 	pinned) printf 'sbx-bpf run, daemon running' ;;
 	own) printf 'sbx-bpf run, own programs' ;;
