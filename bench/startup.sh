@@ -19,8 +19,9 @@
 #   own      the same with no daemon and nothing pinned: run loads and
 #            attaches its own programs, and they go when it exits
 # P has 10 denyRead rules and allowWrite $B (the open benchmark's smallest
-# policy). Each round runs true, bwrap and own (nothing pinned) and, with a
-# daemon started for it, pinned; the order of the two halves alternates.
+# policy). Each round runs true, version, bwrap and own (nothing pinned),
+# in an order rotated every round, and, with a daemon started for it,
+# pinned; the order of the two halves alternates.
 # shellcheck disable=SC2086,SC2119 # $CONDS is a word list; daemon_start takes no arguments here
 BENCH=startup
 B=/tmp/bench-startup
@@ -96,6 +97,7 @@ elif ! bwrap --ro-bind / / "$CMD" 2>"$B/err"; then
 	CONDS="true version pinned own"
 fi
 UNPINNED=$(for c in $UNPINNED; do case " $CONDS " in *" $c "*) echo "$c" ;; esac; done)
+NU=$(echo $UNPINNED | wc -w)
 
 # Both ways of running enforce the policy; with a daemon, run loads no program.
 out=$(sbx-bpf run --policy "$POLICY" -- sbx-probe open /bench/deny/r00000 2>"$B/err")
@@ -119,11 +121,11 @@ r=0
 while [ $r -lt "$ROUNDS" ]; do
 	CHUNK=
 	if [ $((r % 2)) -eq 0 ]; then
-		for c in $(rotate $((r % 3)) $UNPINNED); do chunk "$c"; done
+		for c in $(rotate $((r % NU)) $UNPINNED); do chunk "$c"; done
 		daemon_start; chunk pinned; unload_all
 	else
 		daemon_start; chunk pinned; unload_all
-		for c in $(rotate $((r % 3)) $UNPINNED); do chunk "$c"; done
+		for c in $(rotate $((r % NU)) $UNPINNED); do chunk "$c"; done
 	fi
 	echo "round $((r + 1))/$ROUNDS p50 ms:$CHUNK"
 	r=$((r + 1))

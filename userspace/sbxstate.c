@@ -94,8 +94,9 @@ static json_t *fs_rule_json(const struct policy_rule *r)
  * directory or symlinks as they were then. Each is one string, "KIND SCOPE
  * PATH" (the path is the rest, spaces and all): an object per rule cost a
  * run about a third of its record's instructions. NULL when one cannot be
- * said (no memory, a path that is not UTF-8): a record without all of them
- * would have grant compile another policy.
+ * said (no memory, a path that is not UTF-8): the record then has no "fs",
+ * which grant refuses, rather than one with a hole, which would have grant
+ * compile another policy; events still find their rules' texts.
  */
 static json_t *fs_rules_json(const struct policy *p)
 {
@@ -149,7 +150,7 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 	int err;
 
 	policy_hash(p, hash, sizeof(hash));
-	o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+	o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o*, s:o, s:o}",
 		      "cgroup", e->cgroup, "cgroup_id", (json_int_t)e->cgroup_id,
 		      "policy_id", (int)e->policy_id, "policy", p->name ? p->name : "",
 		      "policy_hash", hash, "mode", e->audit ? "audit" : "enforce",
@@ -157,7 +158,7 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 		      "rules", texts(p->nr_rules, fs_text, p),
 		      "net_rules", texts(p->net.nr_rules, net_text, p),
 		      "domains", texts(p->net.nr_domains, dom_text, p),
-		      "fs", fs_rules_json(p),
+		      "fs", fs_rules_json(p),	/* none (o*): grant refuses, the rest is still said */
 		      "limits", state_limits_json(e->limits, e->nr_limits),
 		      "limits_restore", state_limits_json(e->restore, e->nr_restore));
 	if (!o)

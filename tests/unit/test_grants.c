@@ -908,6 +908,18 @@ static void test_record(void **state)
 			json_decref(st);
 		}
 	}
+	/* A rule path JSON cannot hold: no "fs" (grant refuses), never one with a hole; the texts stay. */
+	free(p.rules[0].path);
+	p.rules[0].path = strdup("/nonexistent-sbx/\xff");
+	assert_non_null(p.rules[0].path);
+	e.grants = NULL;
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	st = state_read(dir, 4242);
+	assert_non_null(st);
+	assert_null(json_object_get(st, "fs"));
+	assert_int_equal(grants_record_policy(st, &q), -ENODATA);
+	assert_string_equal(state_rule_text(st, 0), "denyRead /nonexistent-sbx/w/data/secret");
+	json_decref(st);
 	policy_free(&p);
 	state_remove(dir, 4242);
 	rmdir(dir);
