@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <linux/magic.h>
 #include <linux/sched.h>
 
 #include "cgroup.h"
@@ -63,16 +65,37 @@ enum cgroup_layout cgroup_parse_layout(const char *mountinfo, char *v2_mount, si
 }
 
 /*
+ * The usual host, told without mountinfo: cgroup2 mounted at
+ * /sys/fs/cgroup and no v1 hierarchy. Each v1 hierarchy, wherever it is
+ * mounted, gives this process a line of its own in /proc/self/cgroup; the
+ * unified one alone is "0::PATH". Anything else (or a path too long for
+ * the buffer) is left to mountinfo.
+ */
+static bool unified_at_default(void)
+{
+	struct statfs fs;
+	char buf[512];
+	int n;
+
+	if (statfs("/sys/fs/cgroup", &fs) || fs.f_type != CGROUP2_SUPER_MAGIC)
+		return false;
+	n = read_file("/proc/self/cgroup", buf, sizeof(buf));
+	return n > 3 && !strncmp(buf, "0::", 3) && strchr(buf, '\n') == buf + n - 1;
+}
+
+/*
  * A unified hierarchy, once found, is remembered for the process: a run
  * asks twice (its controllers, its cgroup), and reading and parsing
- * mountinfo costs it 0.1 M instructions each time. Any other answer is
- * asked again: a daemon started before cgroup2 was mounted must see it.
+ * mountinfo costs it 0.1 M instructions. Any other answer is asked again:
+ * a daemon started before cgroup2 was mounted must see it.
  */
 enum cgroup_layout cgroup_layout(char *v2_mount, size_t sz)
 {
 	static char buf[1 << 16], unified[PATH_MAX];
 	enum cgroup_layout l;
 
+	if (!unified[0] && unified_at_default())
+		snprintf(unified, sizeof(unified), "/sys/fs/cgroup");
 	if (unified[0]) {
 		snprintf(v2_mount, sz, "%s", unified);
 		return CGROUP_UNIFIED;

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "cgroup.h"
+#include "util.h"
 #include "cglimits.h"
 #include "sbx_limits.h"
 
@@ -515,9 +516,26 @@ static void test_id_alive(void **state)
 	close(fd);
 }
 
+/* The layout, found with or without mountinfo, is what mountinfo says. */
+static void test_layout_agrees(void **state)
+{
+	static char info[1 << 16];
+	char mnt[PATH_MAX], want[PATH_MAX];
+	enum cgroup_layout l;
+
+	(void)state;
+	assert_true(read_file("/proc/self/mountinfo", info, sizeof(info)) > 0);
+	l = cgroup_parse_layout(info, want, sizeof(want));
+	assert_int_equal(cgroup_layout(mnt, sizeof(mnt)), l);
+	if (l == CGROUP_UNIFIED && !strcmp(want, "/sys/fs/cgroup"))
+		assert_string_equal(mnt, want);
+	assert_int_equal(cgroup_layout(mnt, sizeof(mnt)), l);	/* remembered, or asked again */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout_agrees),
 		cmocka_unit_test(test_first_attach),
 		cmocka_unit_test(test_id_alive),
 		cmocka_unit_test(test_failure_midway_rolls_back),
