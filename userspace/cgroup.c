@@ -47,9 +47,11 @@ enum cgroup_layout cgroup_parse_layout(const char *mountinfo, char *v2_mount, si
 		    sscanf(sep + 3, "%63s", fstype) == 1) {
 			if (!strcmp(fstype, "cgroup")) {
 				v1 = true;
-			} else if (!strcmp(fstype, "cgroup2") && !v2_mount[0]) {
-				snprintf(v2_mount, sz, "%s", mnt);
+			} else if (!strcmp(fstype, "cgroup2") && !v2_at_root) {
+				/* The first one, but /sys/fs/cgroup wherever it is: as unified_at_default(). */
 				v2_at_root = !strcmp(mnt, "/sys/fs/cgroup");
+				if (!v2_mount[0] || v2_at_root)
+					snprintf(v2_mount, sz, "%s", mnt);
 			}
 		}
 		line = eol ? eol + 1 : NULL;
@@ -71,16 +73,20 @@ enum cgroup_layout cgroup_parse_layout(const char *mountinfo, char *v2_mount, si
  * unified one alone is "0::PATH". Anything else (or a path too long for
  * the buffer) is left to mountinfo.
  */
+bool cgroup_default_unified(long f_type, const char *self_cgroup, int n)
+{
+	return f_type == CGROUP2_SUPER_MAGIC && n > 3 && !strncmp(self_cgroup, "0::", 3) &&
+	       strchr(self_cgroup, '\n') == self_cgroup + n - 1;
+}
+
 static bool unified_at_default(void)
 {
 	struct statfs fs;
 	char buf[512];
-	int n;
 
 	if (statfs("/sys/fs/cgroup", &fs) || fs.f_type != CGROUP2_SUPER_MAGIC)
 		return false;
-	n = read_file("/proc/self/cgroup", buf, sizeof(buf));
-	return n > 3 && !strncmp(buf, "0::", 3) && strchr(buf, '\n') == buf + n - 1;
+	return cgroup_default_unified((long)fs.f_type, buf, read_file("/proc/self/cgroup", buf, sizeof(buf)));
 }
 
 /*

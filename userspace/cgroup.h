@@ -25,6 +25,12 @@ const char *cgroup_layout_name(enum cgroup_layout l);
  * cgroup2 mount point, if any, goes to @v2_mount.
  */
 enum cgroup_layout cgroup_parse_layout(const char *mountinfo, char *v2_mount, size_t sz);
+/*
+ * Unified without mountinfo: @f_type is statfs("/sys/fs/cgroup")'s, and
+ * @self_cgroup the @n bytes read of /proc/self/cgroup (n < 0: an error),
+ * which must be one "0::" line, whole: each v1 hierarchy adds a line.
+ */
+bool cgroup_default_unified(long f_type, const char *self_cgroup, int n);
 /* The same for this process. */
 enum cgroup_layout cgroup_layout(char *v2_mount, size_t sz);
 

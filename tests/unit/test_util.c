@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+#include <linux/magic.h>
 
 #include "cgroup.h"
 #include "util.h"
@@ -89,6 +90,40 @@ static void test_cgroup_layout(void **state)
 	assert_int_equal(cgroup_parse_layout(
 		"29 23 0:26 / /sys/fs/cgroup rw shared:4 - cgroup2 cgroup2 rw\n", v2, sizeof(v2)),
 		CGROUP_UNIFIED);
+	/* /sys/fs/cgroup before any other cgroup2 mount, as the answer without mountinfo gives it. */
+	assert_int_equal(cgroup_parse_layout("30 23 0:26 / /mnt/cg rw - cgroup2 cgroup2 rw\n"
+					     "29 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+					     "31 23 0:26 / /mnt/cg2 rw - cgroup2 cgroup2 rw\n", v2, sizeof(v2)),
+			 CGROUP_UNIFIED);
+	assert_string_equal(v2, "/sys/fs/cgroup");
+	assert_int_equal(cgroup_parse_layout("30 23 0:26 / /mnt/cg rw - cgroup2 cgroup2 rw\n", v2, sizeof(v2)),
+			 CGROUP_UNIFIED);
+	assert_string_equal(v2, "/mnt/cg");
+}
+
+/* Unified told without mountinfo: cgroup2 at /sys/fs/cgroup and one whole "0::" line, nothing else. */
+static void test_default_unified(void **state)
+{
+	static const struct {
+		long f_type;
+		const char *text;
+		bool want;
+	} c[] = {
+		{ CGROUP2_SUPER_MAGIC, "0::/user.slice/s.scope\n", true },
+		{ CGROUP2_SUPER_MAGIC, "0::/\n", true },
+		{ TMPFS_MAGIC, "0::/\n", false },				/* hybrid: v2 elsewhere */
+		{ CGROUP2_SUPER_MAGIC, "1:name=systemd:/\n0::/\n", false },	/* a v1 hierarchy */
+		{ CGROUP2_SUPER_MAGIC, "12:pids:/\n0::/\n", false },
+		{ CGROUP2_SUPER_MAGIC, "0::/a\n0::/b\n", false },		/* a name with a newline */
+		{ CGROUP2_SUPER_MAGIC, "0::/cut-short", false },		/* more than the buffer held */
+		{ CGROUP2_SUPER_MAGIC, "", false },
+		{ CGROUP2_SUPER_MAGIC, "0::", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		assert_int_equal(cgroup_default_unified(c[i].f_type, c[i].text, (int)strlen(c[i].text)), c[i].want);
+	assert_false(cgroup_default_unified(CGROUP2_SUPER_MAGIC, "", -2));	/* the read failed */
 }
 
 int main(void)
@@ -99,6 +134,7 @@ int main(void)
 		cmocka_unit_test(test_strip),
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_cgroup_layout),
+		cmocka_unit_test(test_default_unified),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
