@@ -89,12 +89,15 @@ mkdir -p "$B" /bench/deny
 echo secret >/bench/deny/r00000
 gen_policy
 CONDS="true version bwrap pinned own"
+no_bwrap=
 if ! command -v bwrap >/dev/null; then
-	note "bwrap is not installed (bubblewrap, scripts/vm.sh ROOTFS_PKGS): no bubblewrap row"
-	CONDS="true version pinned own"
+	no_bwrap="bwrap is not installed (bubblewrap, scripts/vm.sh ROOTFS_PKGS)"
 elif ! bwrap --ro-bind / / "$CMD" 2>"$B/err"; then
-	note "bwrap does not run here ($(cat "$B/err")): no bubblewrap row"
-	CONDS="true version pinned own"
+	no_bwrap="bwrap does not run here ($(cat "$B/err"))"
+fi
+if [ -n "$no_bwrap" ]; then
+	note "$no_bwrap: no bubblewrap row"
+	CONDS=$(for c in $CONDS; do [ "$c" = bwrap ] || printf '%s ' "$c"; done)
 fi
 UNPINNED=$(for c in $UNPINNED; do case " $CONDS " in *" $c "*) echo "$c" ;; esac; done)
 NU=$(echo $UNPINNED | wc -w)
