@@ -11,6 +11,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <stdint.h>
 #include <time.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
@@ -378,58 +379,109 @@ int cgroup_read(const struct sbx_cgroup *cg, const char *file, char *buf, size_t
 	return read_file(p, buf, sz);
 }
 
-/* The child side of cgroup_spawn: default signals, exec, report errno. */
-static void __attribute__((noreturn)) spawn_child(char *const argv[], int errfd)
-{
-	sigset_t none;
-	int e;
+#ifndef __x86_64__
+#error "cgroup_spawn's clone3 trampoline is x86-64 only, as are the BPF programs (-D__TARGET_ARCH_x86)"
+#endif
+#define SPAWN_STR_(x)	#x
+#define SPAWN_STR(x)	SPAWN_STR_(x)
+/*
+ * clone3(@args, @size) whose child calls @fn(@arg) on the stack @args
+ * names, then exits with its return value. With CLONE_VM the child must
+ * never return through the caller's frames (the parent still owns them),
+ * which is why this is a few instructions of assembly rather than C: the
+ * child's first instruction after the syscall is already on its own stack.
+ * Returns the child's pid, or -errno (the raw syscall's return).
+ */
+long sbx_clone3_call(struct clone_args *args, size_t size, int (*fn)(void *), void *arg)
+	__attribute__((visibility("hidden")));
+__asm__(".text\n"
+	".globl sbx_clone3_call\n"
+	".hidden sbx_clone3_call\n"
+	".type sbx_clone3_call, @function\n"
+	"sbx_clone3_call:\n"
+	"	mov %rdx, %r8\n"		/* the syscall keeps r8 and r9 (it clobbers rcx and r11) */
+	"	mov %rcx, %r9\n"
+	"	mov $" SPAWN_STR(SYS_clone3) ", %eax\n"
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jnz 1f\n"			/* the parent (pid) or an error (-errno) */
+	"	xor %ebp, %ebp\n"		/* the child: the bottom of its call chain */
+	"	mov %r9, %rdi\n"
+	"	call *%r8\n"
+	"	mov %eax, %edi\n"
+	"	mov $" SPAWN_STR(SYS_exit) ", %eax\n"
+	"	syscall\n"
+	"	hlt\n"
+	"1:	ret\n"
+	".size sbx_clone3_call, .-sbx_clone3_call\n");
 
-	sigemptyset(&none);
+struct spawn_req {
+	char *const *argv;
+	int err;		/* the child's exec errno; shared memory (CLONE_VM) */
+};
+
+/*
+ * The child side of cgroup_spawn, in the parent's memory until its exec:
+ * default signals, nothing blocked, exec. It writes nothing of the
+ * parent's but @req->err (and errno, the parent's TLS: clobbered, unread).
+ */
+static int spawn_child(void *p)
+{
+	struct spawn_req *req = p;
+	sigset_t none;
+
 	for (int sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
+	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	execvp(argv[0], argv);
-	e = errno;
-	if (write(errfd, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
+	execvp(req->argv[0], req->argv);
+	req->err = errno;
+	return 127;
 }
 
+/*
+ * CLONE_VM | CLONE_VFORK, as posix_spawn does (it cannot name a cgroup in
+ * this glibc): the child borrows the parent's memory until its exec, so
+ * nothing is copied for it (a fork copied the page tables, the child
+ * copied the pages it wrote, and the parent took a fault on each page it
+ * wrote after), and the exec's errno comes back in shared memory instead
+ * of a pipe. The parent waits, suspended, until the exec succeeds or the
+ * child exits. Every signal stays blocked across the clone, so no handler
+ * of the parent's ever runs on the child's stack.
+ */
 pid_t cgroup_spawn(const struct sbx_cgroup *cg, char *const argv[])
 {
+	struct spawn_req req = { .argv = argv };
+	size_t argc = 0, size;
+	sigset_t all, saved;
+	uintptr_t top;
+	long pid;
+
+	while (argv[argc])
+		argc++;
+	/* As glibc sizes posix_spawn's: execvp's script fallback copies argv onto it. */
+	size = (argc + 3) * sizeof(char *) + 32 * 1024;
+	char stack[size];
+	top = ((uintptr_t)stack + size) & ~(uintptr_t)15;	/* the ABI's 16-byte alignment */
 	struct clone_args args = {
-		.flags = CLONE_INTO_CGROUP,
+		.flags = CLONE_INTO_CGROUP | CLONE_VM | CLONE_VFORK,
 		.exit_signal = SIGCHLD,
 		.cgroup = (__u64)cg->fd,
+		.stack = (__u64)(uintptr_t)stack,
+		.stack_size = top - (uintptr_t)stack,
 	};
-	int pipefd[2], child_errno = 0;
-	ssize_t n;
-	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC))
-		return -errno;
-	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid < 0) {
-		int err = -errno;
-
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return err;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &saved);
+	pid = sbx_clone3_call(&args, sizeof(args), spawn_child, &req);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (pid < 0)
+		return (pid_t)pid;
+	if (req.err) {		/* the child has exited: exec failed */
+		waitpid((pid_t)pid, NULL, 0);
+		return -req.err;
 	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		spawn_child(argv, pipefd[1]);
-	}
-	close(pipefd[1]);
-	do
-		n = read(pipefd[0], &child_errno, sizeof(child_errno));
-	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (n == sizeof(child_errno)) {
-		waitpid(pid, NULL, 0);
-		return -child_errno;
-	}
-	return pid;
+	return (pid_t)pid;
 }
 
 int cgroup_kill_all(const struct sbx_cgroup *cg)

@@ -111,7 +111,7 @@ int cgroup_id_alive(int mount_fd, __u64 id);
 /*
  * Start @argv inside @cg with clone3(CLONE_INTO_CGROUP): the child never
  * runs an instruction outside the cgroup. Returns the pid, or -errno (also
- * when exec fails in the child: the errno is passed back through a pipe).
+ * when exec fails in the child: its errno, passed back in shared memory).
  */
 pid_t cgroup_spawn(const struct sbx_cgroup *cg, char *const argv[]);
 /* SIGKILL every process in @cg (cgroup.kill, or one by one on old kernels). */

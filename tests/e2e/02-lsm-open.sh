@@ -69,6 +69,16 @@ check nested-deny-outside-allow "$out" EACCES
 sbx-bpf run -- sh -c 'exit 7' 2>/dev/null; check exit-status-propagated "$?" 7
 sbx-bpf run -- sh -c 'kill -TERM $$' 2>/dev/null; check signal-exit-status "$?" 143
 sbx-bpf run -- /nonexistent/cmd 2>/dev/null; check exec-failure-127 "$?" 127
+sbx-bpf run -- /nonexistent/cmd 2>&1 | grep -q "cannot execute '/nonexistent/cmd': No such file or directory"
+check exec-failure-says-why "$?" 0
+# The command starts with every signal at its default and none blocked, whatever run inherited
+# (here: three ignored), though run spawns it with all of them blocked.
+out=$( (trap '' INT QUIT USR1; sbx-bpf run -- grep -E '^Sig(Blk|Ign)' /proc/self/status) 2>/dev/null | tr -d ' \t\n')
+check child-signals-default "$out" "SigBlk:0000000000000000SigIgn:0000000000000000"
+# A file without #! is run by sh, as execvp does (the fallback copies argv onto the child's stack).
+printf 'echo "script $# $1"\n' >"$W/noshebang" && chmod +x "$W/noshebang"
+out=$(sbx-bpf run -- "$W/noshebang" $(seq 5000) 2>/dev/null)
+check exec-script-fallback "$out" "script 5000 1"
 
 # Fail closed: a file whose path is too long for bpf_d_path is denied in any
 # sandbox, with an event that says so; outside, the same open works.
