@@ -176,16 +176,22 @@ fi
 # daemon's once-a-second tick, which lands in whichever phase it falls in,
 # does not stand for the phase.
 phases() {
-	rm -f "$B"/phase-*
+	rm -f "$B"/phase-* "$B"/faults-*
 	i=0
 	while [ $i -lt "$1" ]; do
 		SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>&1 >/dev/null |
-			awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6; prev = $4 }' >"$B/phases"
-		while read -r name v; do echo "$v" >>"$B/phase-$name"; done <"$B/phases"
+			awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6, $5 - pf; prev = $4; pf = $5 }' \
+				>"$B/phases"
+		while read -r name v f; do
+			echo "$v" >>"$B/phase-$name"
+			echo "$f" >>"$B/faults-$name"
+		done <"$B/phases"
 		i=$((i + 1))
 	done
-	while read -r name v; do
-		printf '  %-12s %12.3f ms\n' "$name" "$(med_min_max "$B/phase-$name" | awk '{ print $1 }')"
+	printf '  %-12s %12s %8s\n' phase time faults
+	while read -r name v f; do
+		printf '  %-12s %12.3f ms %8s\n' "$name" "$(med_min_max "$B/phase-$name" | awk '{ print $1 }')" \
+			"$(med_min_max "$B/faults-$name" | awk '{ print $1 }')"
 	done <"$B/phases"
 }
 echo

@@ -2035,11 +2035,16 @@ int dns_next_timeout(const struct dns_resolver *r)
 {
 	__u64 now = mono_now(), next = UINT64_MAX, t;
 	const struct dns_conn *c;
-	unsigned i;
+	unsigned i, left;
 
-	for (i = 0; i < DNS_MAX_PENDING; i++)
-		if (r->q[i].used && r->q[i].retry_at < next)
+	/* Up to the last query waiting: each page of q[] never used is a page fault to read. */
+	for (i = 0, left = r->nq; left && i < DNS_MAX_PENDING; i++) {
+		if (!r->q[i].used)
+			continue;
+		left--;
+		if (r->q[i].retry_at < next)
 			next = r->q[i].retry_at;
+	}
 	for (c = r->conns; c < r->conns + DNS_MAX_CONNS; c++) {
 		t = c->active + DNS_TCP_IDLE_MS * NS_PER_MS;
 		if (c->fd >= 0 && !c->pending && t < next)
@@ -2070,7 +2075,7 @@ int dns_counters(const struct dns_resolver *r, struct dns_counters *out)
 void dns_close(struct dns_resolver *r)
 {
 	struct dns_addr *a, *next;
-	unsigned i;
+	unsigned i, left;
 
 	if (!r)
 		return;
@@ -2088,10 +2093,18 @@ void dns_close(struct dns_resolver *r)
 		free(r->conns[i].in);
 		free(r->conns[i].out);
 	}
-	for (i = 0; i < DNS_MAX_PENDING; i++)
-		free(r->q[i].sent);
-	for (i = 0; i < ADDR_BUCKETS; i++)
-		for (a = r->addrs[i]; a; a = next) {
+	/*
+	 * Only as far as there is something: q[] and addrs[] are 250 KB a run
+	 * never touched when no query was forwarded, and reading each page of
+	 * them costs a fault. A query's sent is freed with it (query_release).
+	 */
+	for (i = 0, left = r->nq; left && i < DNS_MAX_PENDING; i++)
+		if (r->q[i].used) {
+			free(r->q[i].sent);
+			left--;
+		}
+	for (i = 0, left = r->naddrs; left && i < ADDR_BUCKETS; i++)
+		for (a = r->addrs[i]; a; a = next, left--) {
 			next = a->next;
 			if (r->ops)
 				r->ops->remove(r->ctx, &a->key);
