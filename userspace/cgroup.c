@@ -251,6 +251,15 @@ static int enable_controllers(const char *dir, unsigned ctrl)
 	char path[PATH_MAX + 64], want[128] = "", procs[4096], leaf[PATH_MAX + 32];
 	int err;
 
+	/*
+	 * On already (every run after the first): no write. Even one that
+	 * changes nothing takes cgroup_mutex and first waits for every offline
+	 * css below @dir to drain (a run's memory css outlives its rmdir), a
+	 * walk of the whole subtree; the read takes neither.
+	 */
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	if (read_file(path, procs, sizeof(procs)) >= 0 && (controllers_in(procs) & ctrl) == ctrl)
+		return 0;
 	for (unsigned i = 0; i < CGROUP_CTRL__COUNT; i++)
 		if (ctrl & (1u << i))
 			snprintf(want + strlen(want), sizeof(want) - strlen(want), "+%s ",

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <sys/random.h>
-#include <jansson.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
@@ -260,21 +258,6 @@ int do_doctor(int argc, char **argv)
 	return doctor_ok(&r) ? 0 : 1;
 }
 
-/*
- * jansson's hash seed from getrandom(): left to itself, jansson opens,
- * reads and closes /dev/urandom at the first object (three system calls and
- * a path walk, for every command). Still random: policies and records are
- * not trusted input to hash. Without entropy yet (GRND_NONBLOCK), jansson
- * keeps its own way.
- */
-static void seed_json(void)
-{
-	size_t seed = 0;
-
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed) && seed)
-		json_object_seed(seed);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -299,7 +282,6 @@ int main(int argc, char **argv)
 		}
 	}
 	libbpf_set_print(libbpf_print);
-	seed_json();
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;

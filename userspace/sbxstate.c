@@ -179,19 +179,37 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 }
 
 /*
- * @record into a new file @path, the text written whole: json_dump_file()
- * goes through stdio a token at a time (a third of the record's cost to
- * `run`). The caller unlinks @path when this fails.
+ * open(@path) of a file in @dir, @dir made first if it is missing: tried
+ * as it usually is, there, without a mkdir() of every component on the
+ * way (one path walk each) at every record and every lock.
  */
-static int dump_to(const json_t *record, const char *path)
+static int open_in(const char *dir, const char *path, int flags, mode_t mode)
+{
+	int fd = open(path, flags, mode), err;
+
+	if (fd >= 0 || errno != ENOENT)
+		return fd < 0 ? -errno : fd;
+	err = mkdir_p(dir);
+	if (err)
+		return err;
+	fd = open(path, flags, mode);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * @record into a new file @path in @dir, the text written whole:
+ * json_dump_file() goes through stdio a token at a time (a third of the
+ * record's cost to `run`). The caller unlinks @path when this fails.
+ */
+static int dump_to(const json_t *record, const char *dir, const char *path)
 {
 	char *text = json_dumps(record, JSON_COMPACT);
 	int fd, err;
 
 	if (!text)
 		return -ENOMEM;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	err = fd < 0 ? -errno : write_all(fd, text, strlen(text));	/* ENOSPC, EDQUOT… said as they are */
+	fd = open_in(dir, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	err = fd < 0 ? fd : write_all(fd, text, strlen(text));	/* ENOSPC, EDQUOT… said as they are */
 	if (fd >= 0 && close(fd) && !err)
 		err = -errno;
 	free(text);
@@ -203,12 +221,11 @@ int state_write_record(const char *dir, __u64 cgid, const json_t *record)
 	char path[PATH_MAX], tmp[PATH_MAX];
 	int err;
 
-	err = mkdir_p(dir) ?: state_path(dir, cgid, "", path, sizeof(path)) ?:
-	      state_path(dir, cgid, ".tmp", tmp, sizeof(tmp));
+	err = state_path(dir, cgid, "", path, sizeof(path)) ?: state_path(dir, cgid, ".tmp", tmp, sizeof(tmp));
 	if (err)
 		return err;
 	/* Whole or not at all: readers never see half a file. */
-	err = dump_to(record, tmp);
+	err = dump_to(record, dir, tmp);
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err)
@@ -219,15 +236,13 @@ int state_write_record(const char *dir, __u64 cgid, const json_t *record)
 static int lock(const char *dir, int how)
 {
 	char path[PATH_MAX];
-	int fd, err = mkdir_p(dir);
+	int fd, err;
 
-	if (err)
-		return err;
 	if ((size_t)snprintf(path, sizeof(path), "%s/.lock", dir) >= sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = open_in(dir, path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (flock(fd, how)) {
 		err = -errno;
 		close(fd);
