@@ -179,9 +179,11 @@ phases() {
 	rm -f "$B"/phase-* "$B"/faults-*
 	i=0
 	while [ $i -lt "$1" ]; do
-		SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>&1 >/dev/null |
-			awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6, $5 - pf; prev = $4; pf = $5 }' \
-				>"$B/phases"
+		# Into a file, read after: an awk reading a pipe would start (exec, ld.so) during
+		# the run, and its instructions would land in whichever phase it was scheduled in.
+		SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>"$B/trace" >/dev/null
+		awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6, $5 - pf; prev = $4; pf = $5 }' \
+			"$B/trace" >"$B/phases"
 		while read -r name v f; do
 			echo "$v" >>"$B/phase-$name"
 			echo "$f" >>"$B/faults-$name"

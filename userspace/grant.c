@@ -160,8 +160,9 @@ static int read_record(struct gctx *c)
 	}
 	err = grants_record_policy(c->record, &c->pol);
 	if (err == -ENODATA)
-		p_err("%s: the record of %s holds no file rules of its policy (an older sbx-bpf wrote it, or "
-		      "a rule's path is not UTF-8): attach its policy again", c->cmd, c->path);
+		p_err("%s: the record of %s holds no file rules of its policy (an older sbx-bpf wrote it, "
+		      "a rule's path is not UTF-8, or its built-in rules' file under %s is gone): "
+		      "attach its policy again", c->cmd, c->path, SBX_STATE_DIR);
 	else if (!err && (err = grants_from_record(c->record, &c->g, &c->n, &c->next_id, &c->fs_until)))
 		p_err("%s: the grants in the record of %s cannot be read: %s", c->cmd, c->path, strerror(-err));
 	else if (err)

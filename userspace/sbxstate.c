@@ -49,7 +49,16 @@ static json_t *texts(size_t n, const char *(*get)(const struct policy *, size_t)
 	return a;
 }
 
-static const char *fs_text(const struct policy *p, size_t i) { return p->rules[i].text; }
+/* The texts of file rules [@from, @to). */
+static json_t *fs_texts(const struct policy *p, size_t from, size_t to)
+{
+	json_t *a = json_array();
+
+	for (size_t i = from; a && i < to; i++)
+		json_array_append_new(a, json_string(p->rules[i].text));
+	return a;
+}
+
 static const char *net_text(const struct policy *p, size_t i) { return p->net.rules[i].text; }
 static const char *dom_text(const struct policy *p, size_t i) { return p->net.domains[i].text; }
 
@@ -70,21 +79,31 @@ static int mkdir_p(const char *dir)
 	return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
 }
 
-/* "KIND SCOPE PATH", put together by hand: a printf per rule was a third of what is left. */
-static json_t *fs_rule_json(const struct policy_rule *r)
+#define FS_RULE_MAX	(64 + PATH_MAX)
+
+/* "KIND SCOPE PATH" into @buf (FS_RULE_MAX), by hand: a printf per rule was a third of what is left. */
+static size_t fs_rule_string(const struct policy_rule *r, char *buf)
 {
 	const char *kind = rule_kind_name(r->kind), *scope = rule_scope_name(r->scope);
 	size_t nk = strlen(kind), ns = strlen(scope), np = strlen(r->path);
-	char buf[64 + PATH_MAX], *s = buf;
+	char *s = buf;
 
-	if (nk + ns + np + 2 > sizeof(buf))
-		return NULL;
+	if (nk + ns + np + 2 > FS_RULE_MAX)
+		return 0;
 	memcpy(s, kind, nk);
 	s[nk] = ' ';
 	memcpy(s += nk + 1, scope, ns);
 	s[ns] = ' ';
 	memcpy(s += ns + 1, r->path, np);
-	return json_stringn(buf, nk + ns + np + 2);
+	return nk + ns + np + 2;
+}
+
+static json_t *fs_rule_json(const struct policy_rule *r)
+{
+	char buf[FS_RULE_MAX];
+	size_t n = fs_rule_string(r, buf);
+
+	return n ? json_stringn(buf, n) : NULL;
 }
 
 /*
@@ -98,11 +117,11 @@ static json_t *fs_rule_json(const struct policy_rule *r)
  * which grant refuses, rather than one with a hole, which would have grant
  * compile another policy; events still find their rules' texts.
  */
-static json_t *fs_rules_json(const struct policy *p)
+static json_t *fs_rules_json(const struct policy *p, size_t from, size_t to)
 {
 	json_t *a = json_array();
 
-	for (size_t i = 0; a && i < p->nr_rules; i++) {
+	for (size_t i = from; a && i < to; i++) {
 		if (json_array_append_new(a, fs_rule_json(&p->rules[i]))) {
 			json_decref(a);
 			a = NULL;
@@ -143,27 +162,168 @@ static int keep_grants(json_t *o, const struct state_entry *e)
 	return 0;
 }
 
-int state_write(const char *dir, const struct state_entry *e, const struct policy *p)
+/*
+ * The built-in rules (origin "built-in": the mandatory ones and the
+ * writable devices policy_add_mandatory() appends, the same in nearly every
+ * policy) are two thirds of a record's text, and building and dumping
+ * them was half of what writing a record cost `run`. So they go once into
+ * a file of their own beside the records, "builtin-HASH.json" ({"rules",
+ * "fs"}, as in a record), named by a digest of its strings, which the
+ * record names ("builtin"); each run after the first only checks that the
+ * file is there. state_read() puts them back, so every reader sees the
+ * whole record, and one written back (grant, attach) is whole again.
+ */
+#define BUILTIN_KEY	"builtin"
+
+static int dump_to(const json_t *record, const char *dir, const char *path);
+
+/* Where the trailing run of built-in rules starts (nr_rules: none). */
+static size_t builtin_tail(const struct policy *p)
 {
-	char hash[17];
+	size_t i = p->nr_rules;
+
+	while (i > 0 && p->rules[i - 1].origin && !strcmp(p->rules[i - 1].origin, "built-in"))
+		i--;
+	return i;
+}
+
+/* FNV-1a, 64 bits, over @n bytes and a 0 (so "ab","c" is not "a","bc"). */
+static __u64 fnv(__u64 h, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	return h * 0x100000001b3ULL;
+}
+
+#define FNV_INIT	0xcbf29ce484222325ULL
+
+static int builtin_path(const char *dir, __u64 digest, char *buf, size_t sz)
+{
+	return (size_t)snprintf(buf, sz, "%s/builtin-%016llx.json", dir, (unsigned long long)digest) < sz ?
+	       0 : -ENAMETOOLONG;
+}
+
+/* The digest of rules [@from, nr_rules): each one's text and its "fs" string. */
+static __u64 builtin_digest(const struct policy *p, size_t from)
+{
+	char buf[FS_RULE_MAX];
+	__u64 h = FNV_INIT;
+
+	for (size_t i = from; i < p->nr_rules; i++) {
+		h = fnv(h, p->rules[i].text, strlen(p->rules[i].text));
+		h = fnv(h, buf, fs_rule_string(&p->rules[i], buf));
+	}
+	return h;
+}
+
+/* The same over the two arrays of a builtin file; 0 (no digest FNV gives here) when malformed. */
+static __u64 builtin_digest_json(const json_t *rules, const json_t *fs)
+{
+	__u64 h = FNV_INIT;
+	size_t i, n = json_array_size(rules);
+
+	if (!json_is_array(rules) || !json_is_array(fs) || json_array_size(fs) != n || !n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const json_t *t = json_array_get(rules, i), *f = json_array_get(fs, i);
+
+		if (!json_is_string(t) || !json_is_string(f))
+			return 0;
+		h = fnv(h, json_string_value(t), json_string_length(t));
+		h = fnv(h, json_string_value(f), json_string_length(f));
+	}
+	return h;
+}
+
+/* Make sure the builtin file of rules [@from, …) is in @dir; its digest, in @digest. */
+static int builtin_put(const char *dir, const struct policy *p, size_t from, __u64 *digest)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 32];
 	json_t *o;
 	int err;
 
+	*digest = builtin_digest(p, from);
+	err = builtin_path(dir, *digest, path, sizeof(path));
+	if (err || !access(path, F_OK))
+		return err;
+	o = json_pack("{s:o, s:o*}", "rules", fs_texts(p, from, p->nr_rules),
+		      "fs", fs_rules_json(p, from, p->nr_rules));
+	if (!o)
+		return -ENOMEM;
+	if (!json_object_get(o, "fs"))
+		err = -EILSEQ;		/* not said in JSON: built-in paths always are */
+	/* Whole or not at all; writers at once write the same bytes. */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	err = err ?: dump_to(o, dir, tmp);
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	json_decref(o);
+	return err;
+}
+
+/*
+ * The record's built-in rules back in place: appended to "rules" and
+ * "fs" (rule ids follow on from the record's own). When the file is gone
+ * or is not what its name says, the record loses "fs" (grant refuses, as it
+ * says) and events name none of these rules: never another policy.
+ */
+static void builtin_merge(const char *dir, json_t *st)
+{
+	const char *name = json_string_value(json_object_get(st, BUILTIN_KEY));
+	char path[PATH_MAX], *end;
+	unsigned long long digest;
+	json_t *b = NULL, *rules, *fs;
+	bool ok = false;
+
+	if (!name)
+		return;
+	digest = strtoull(name, &end, 16);
+	if (!*end && end != name && !builtin_path(dir, digest, path, sizeof(path)))
+		b = json_load_file(path, 0, NULL);
+	rules = json_object_get(b, "rules");
+	fs = json_object_get(b, "fs");
+	if (b && builtin_digest_json(rules, fs) == digest && json_is_array(json_object_get(st, "rules"))) {
+		ok = !json_array_extend(json_object_get(st, "rules"), rules);
+		if (ok && json_object_get(st, "fs"))
+			ok = json_is_array(json_object_get(st, "fs")) &&
+			     !json_array_extend(json_object_get(st, "fs"), fs);
+	}
+	if (!ok)
+		json_object_del(st, "fs");
+	json_object_del(st, BUILTIN_KEY);
+	json_decref(b);
+}
+
+int state_write(const char *dir, const struct state_entry *e, const struct policy *p)
+{
+	size_t tail = builtin_tail(p);
+	char hash[17], digest_hex[17];
+	__u64 digest = 0;
+	json_t *o;
+	int err;
+
+	/* Without the builtin file, the record holds every rule itself. */
+	if (tail < p->nr_rules && builtin_put(dir, p, tail, &digest))
+		tail = p->nr_rules;
+	snprintf(digest_hex, sizeof(digest_hex), "%016llx", (unsigned long long)digest);
 	policy_hash(p, hash, sizeof(hash));
 	o = json_pack("{s:s, s:I, s:i, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o*, s:o, s:o}",
 		      "cgroup", e->cgroup, "cgroup_id", (json_int_t)e->cgroup_id,
 		      "policy_id", (int)e->policy_id, "policy", p->name ? p->name : "",
 		      "policy_hash", hash, "mode", e->audit ? "audit" : "enforce",
 		      "attached", (json_int_t)time(NULL),
-		      "rules", texts(p->nr_rules, fs_text, p),
+		      "rules", fs_texts(p, 0, tail),
 		      "net_rules", texts(p->net.nr_rules, net_text, p),
 		      "domains", texts(p->net.nr_domains, dom_text, p),
-		      "fs", fs_rules_json(p),	/* none (o*): grant refuses, the rest is still said */
+		      "fs", fs_rules_json(p, 0, tail),	/* none (o*): grant refuses, the rest is still said */
 		      "limits", state_limits_json(e->limits, e->nr_limits),
 		      "limits_restore", state_limits_json(e->restore, e->nr_restore));
 	if (!o)
 		return -ENOMEM;
-	err = keep_grants(o, e);
+	err = tail < p->nr_rules && json_object_set_new(o, BUILTIN_KEY, json_string(digest_hex)) ? -ENOMEM : 0;
+	err = err ?: keep_grants(o, e);
 	if (!err && e->resolver && json_object_set_new(o, "resolver", resolver_json(p)))
 		err = -ENOMEM;
 	if (!err && json_object_size(e->labels) && json_object_set_new(o, "labels", json_deep_copy(e->labels)))
@@ -275,9 +435,14 @@ json_t *state_read(const char *dir, __u64 cgid)
 {
 	char path[PATH_MAX];
 
+	json_t *st;
+
 	if (state_path(dir, cgid, "", path, sizeof(path)))
 		return NULL;
-	return json_load_file(path, 0, NULL);
+	st = json_load_file(path, 0, NULL);
+	if (json_is_object(st))
+		builtin_merge(dir, st);
+	return st;
 }
 
 int state_ino(const char *dir, __u64 cgid, __u64 *ino)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 
@@ -97,6 +98,125 @@ static void test_makes_missing_dirs(void **state)
 	snprintf(sub, sizeof(sub), "%s/a", dir);
 	rmdir(sub);
 	rmdir(dir);
+	policy_free(&p);
+}
+
+static size_t builtin_files(const char *dir, char *name, size_t sz)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "builtin-", 8)) {
+			snprintf(name, sz, "%s/%s", dir, de->d_name);
+			n++;
+		}
+	closedir(d);
+	return n;
+}
+
+static json_t *raw_record(const char *dir, __u64 cgid)
+{
+	char path[PATH_MAX];
+
+	assert_int_equal(state_path(dir, cgid, "", path, sizeof(path)), 0);
+	return json_load_file(path, 0, NULL);
+}
+
+/*
+ * The built-in rules go once into a builtin file the records name; a
+ * record read back is whole (every rule's text and "fs" string, by rule
+ * id), written back is whole on disk, and without its builtin file (gone,
+ * or not what its name says) loses "fs" rather than rules.
+ */
+static void test_builtin_rules_shared(void **state)
+{
+	char dir[] = "/tmp/sbxstate.XXXXXX", bfile[PATH_MAX], other[PATH_MAX];
+	struct state_entry e = { .cgroup = "/sys/fs/cgroup/a", .cgroup_id = 11, .policy_id = 1 };
+	struct policy p, q;
+	json_t *st, *raw;
+	size_t n, own;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	load(&p, "{ \"filesystem\": { \"denyRead\": [ \"/etc/x\", \"/etc/y\" ] } }");
+	own = p.nr_rules;
+	assert_int_equal(policy_add_mandatory(&p), 0);
+	n = p.nr_rules;
+	assert_true(n > own + 10);
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	e.cgroup_id = 12;
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	assert_int_equal(builtin_files(dir, bfile, sizeof(bfile)), 1);	/* one for both */
+
+	/* On disk: the record's own rules and the file's name. */
+	raw = raw_record(dir, 11);
+	assert_int_equal(json_array_size(json_object_get(raw, "rules")), own);
+	assert_int_equal(json_array_size(json_object_get(raw, "fs")), own);
+	assert_non_null(strstr(bfile, json_string_value(json_object_get(raw, "builtin"))));
+	json_decref(raw);
+
+	/* Read back: whole, by rule id. */
+	st = state_read(dir, 11);
+	assert_non_null(st);
+	assert_null(json_object_get(st, "builtin"));
+	assert_int_equal(json_array_size(json_object_get(st, "rules")), n);
+	assert_int_equal(json_array_size(json_object_get(st, "fs")), n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(state_rule_text(st, (__u32)i), p.rules[i].text);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(st, "fs"), n - 1)),
+			    "allowWrite absolute /dev/tty");
+
+	/* Written back (as grant does): whole on disk, and read again the same. */
+	assert_int_equal(state_write_record(dir, 11, st), 0);
+	json_decref(st);
+	raw = raw_record(dir, 11);
+	assert_int_equal(json_array_size(json_object_get(raw, "rules")), n);
+	assert_null(json_object_get(raw, "builtin"));
+	json_decref(raw);
+	st = state_read(dir, 11);
+	assert_int_equal(json_array_size(json_object_get(st, "fs")), n);
+	json_decref(st);
+
+	/* Another set of built-in rules, another file. */
+	load(&q, "{ \"filesystem\": { \"allowGitConfig\": true, \"denyRead\": [ \"/etc/x\" ] } }");
+	assert_int_equal(policy_add_mandatory(&q), 0);
+	e.cgroup_id = 13;
+	assert_int_equal(state_write(dir, &e, &q), 0);
+	assert_int_equal(builtin_files(dir, other, sizeof(other)), 2);
+	policy_free(&q);
+
+	/* Not what its name says: the record keeps its own texts, loses "fs". */
+	f = fopen(bfile, "w");
+	assert_non_null(f);
+	fputs("{\"rules\":[\"mandatory: .x\"],\"fs\":[\"allowWrite absolute /\"]}", f);
+	fclose(f);
+	st = state_read(dir, 12);
+	assert_non_null(st);
+	assert_int_equal(json_array_size(json_object_get(st, "rules")), own);
+	assert_null(json_object_get(st, "fs"));
+	assert_null(state_rule_text(st, (__u32)own));
+	json_decref(st);
+	/* Gone: the same; the next record writes it again. */
+	unlink(bfile);
+	st = state_read(dir, 12);
+	assert_null(json_object_get(st, "fs"));
+	json_decref(st);
+	e.cgroup_id = 12;
+	assert_int_equal(state_write(dir, &e, &p), 0);
+	st = state_read(dir, 12);
+	assert_int_equal(json_array_size(json_object_get(st, "fs")), n);
+	json_decref(st);
+
+	for (__u64 id = 11; id <= 13; id++)
+		state_remove(dir, id);
+	unlink(bfile);
+	builtin_files(dir, other, sizeof(other));
+	unlink(other);
+	assert_int_equal(rmdir(dir), 0);
 	policy_free(&p);
 }
 
@@ -334,6 +454,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_makes_missing_dirs),
+		cmocka_unit_test(test_builtin_rules_shared),
 		cmocka_unit_test(test_hash_follows_policy),
 		cmocka_unit_test(test_limits_roundtrip),
 		cmocka_unit_test(test_limits_read_back),
