@@ -175,8 +175,6 @@ static int keep_grants(json_t *o, const struct state_entry *e)
  */
 #define BUILTIN_KEY	"builtin"
 
-static int dump_to(const json_t *record, const char *dir, const char *path);
-
 /* Where the trailing run of built-in rules starts (nr_rules: none). */
 static size_t builtin_tail(const struct policy *p)
 {
@@ -216,29 +214,54 @@ static __u64 builtin_digest(const struct policy *p, size_t from)
 	return h;
 }
 
-/* The same over the two arrays of a builtin file; 0 (no digest FNV gives here) when malformed. */
-static __u64 builtin_digest_json(const json_t *rules, const json_t *fs)
+/* The same over the two arrays of a builtin file, into @h; false when they are not two such arrays. */
+static bool builtin_digest_json(const json_t *rules, const json_t *fs, __u64 *h)
 {
-	__u64 h = FNV_INIT;
 	size_t i, n = json_array_size(rules);
 
+	*h = FNV_INIT;
 	if (!json_is_array(rules) || !json_is_array(fs) || json_array_size(fs) != n || !n)
-		return 0;
+		return false;
 	for (i = 0; i < n; i++) {
 		const json_t *t = json_array_get(rules, i), *f = json_array_get(fs, i);
 
 		if (!json_is_string(t) || !json_is_string(f))
-			return 0;
-		h = fnv(h, json_string_value(t), json_string_length(t));
-		h = fnv(h, json_string_value(f), json_string_length(f));
+			return false;
+		*h = fnv(*h, json_string_value(t), json_string_length(t));
+		*h = fnv(*h, json_string_value(f), json_string_length(f));
 	}
-	return h;
+	return true;
+}
+
+/*
+ * @o as the file @path, published whole with link(): a temporary of its
+ * own (O_EXCL: never another writer's, whatever its pid namespace), then
+ * linked in unless another writer's identical file got there first.
+ */
+static int publish(const json_t *o, const char *path)
+{
+	char tmp[PATH_MAX + 16], *text = json_dumps(o, JSON_COMPACT);
+	int fd, err;
+
+	if (!text)
+		return -ENOMEM;
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	fd = mkstemp(tmp);
+	err = fd < 0 ? -errno : fchmod(fd, 0644) ? -errno : write_all(fd, text, strlen(text));
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (!err && link(tmp, path) && errno != EEXIST)
+		err = -errno;
+	if (fd >= 0)
+		unlink(tmp);
+	free(text);
+	return err;
 }
 
 /* Make sure the builtin file of rules [@from, …) is in @dir; its digest, in @digest. */
 static int builtin_put(const char *dir, const struct policy *p, size_t from, __u64 *digest)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 32];
+	char path[PATH_MAX];
 	json_t *o;
 	int err;
 
@@ -250,15 +273,9 @@ static int builtin_put(const char *dir, const struct policy *p, size_t from, __u
 		      "fs", fs_rules_json(p, from, p->nr_rules));
 	if (!o)
 		return -ENOMEM;
-	if (!json_object_get(o, "fs"))
-		err = -EILSEQ;		/* not said in JSON: built-in paths always are */
-	/* Whole or not at all; writers at once write the same bytes. */
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	err = err ?: dump_to(o, dir, tmp);
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
+	err = json_object_get(o, "fs") ? 0 : -EILSEQ;	/* not said in JSON: built-in paths always are */
+	if (!err && (err = publish(o, path)) == -ENOENT && !(err = mkdir_p(dir)))
+		err = publish(o, path);
 	json_decref(o);
 	return err;
 }
@@ -276,6 +293,7 @@ static void builtin_merge(const char *dir, json_t *st)
 	unsigned long long digest;
 	json_t *b = NULL, *rules, *fs;
 	bool ok = false;
+	__u64 h;
 
 	if (!name)
 		return;
@@ -284,7 +302,7 @@ static void builtin_merge(const char *dir, json_t *st)
 		b = json_load_file(path, 0, NULL);
 	rules = json_object_get(b, "rules");
 	fs = json_object_get(b, "fs");
-	if (b && builtin_digest_json(rules, fs) == digest && json_is_array(json_object_get(st, "rules"))) {
+	if (b && builtin_digest_json(rules, fs, &h) && h == digest && json_is_array(json_object_get(st, "rules"))) {
 		ok = !json_array_extend(json_object_get(st, "rules"), rules);
 		if (ok && json_object_get(st, "fs"))
 			ok = json_is_array(json_object_get(st, "fs")) &&

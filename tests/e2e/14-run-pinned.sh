@@ -76,7 +76,7 @@ why() { printf '%s | stderr: %s | daemon: %s' "$(tr '\n' ' ' <"$1")" "$(tr '\n' 
 	fail two/c-policy-and-dns "want 'EACCES OK 200 000', got $(why "$W/c.out" "$W/c.err")"
 grep -q "denied dns two.test" "$W/b.err" && pass two/b-dns-event || fail two/b-dns-event "$(cat "$W/b.err")"
 check gone/dns-allow "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 0
-check gone/records "$(ls /run/sbx-bpf/sandboxes | wc -l)" 0
+check gone/records "$(ls /run/sbx-bpf/sandboxes | grep -c '^[0-9]*\.json$')" 0
 
 check gone/steer-pins "$(ls /sys/fs/bpf/sbx/steer 2>/dev/null | wc -l)" 0
 
@@ -126,7 +126,7 @@ check granted/exit "$?" 0
 check granted/dns-slot "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 1
 wait "$G"
 check granted/gone-dns-allow "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 0
-check granted/gone-records "$(ls /run/sbx-bpf/sandboxes | wc -l)" 0
+check granted/gone-records "$(ls /run/sbx-bpf/sandboxes | grep -c '^[0-9]*\.json$')" 0
 
 # A run killed with -9 while its cgroup lives on: the sandbox stays, and port 53 must not slip
 # past the rules (its steering is pinned: queries go to the dead resolver and are refused).

@@ -16,7 +16,7 @@ has() { if grep -qF -- "$3" "$2"; then pass "$1"; else fail "$1" "no '$3' in: $(
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
 STATE=/run/sbx-bpf/sandboxes
-records() { ls "$STATE" 2>/dev/null | wc -l; }
+records() { ls "$STATE" 2>/dev/null | grep -c '^[0-9]*\.json$'; }	# not builtin-HASH.json
 V2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 CG=${V2:-/sys/fs/cgroup}/sbx-host-errors-$$	# never created
 before=$(records)

@@ -59,48 +59,6 @@ static void test_roundtrip(void **state)
 	rmdir(dir);
 }
 
-/* The record's directory and the lock's are made when missing (two levels), and only then. */
-static void test_makes_missing_dirs(void **state)
-{
-	char dir[] = "/tmp/sbxstate.XXXXXX", sub[64], file[80], under_file[96];
-	struct state_entry e = { .cgroup = "/sys/fs/cgroup/a", .cgroup_id = 5, .policy_id = 1 };
-	struct policy p;
-	json_t *st;
-	FILE *f;
-	int fd;
-
-	(void)state;
-	assert_non_null(mkdtemp(dir));
-	load(&p, "{ \"filesystem\": { \"denyRead\": [ \"/etc/x\" ] } }");
-	snprintf(sub, sizeof(sub), "%s/a/b", dir);
-	assert_int_equal(state_write(sub, &e, &p), 0);
-	st = state_read(sub, 5);
-	assert_non_null(st);
-	json_decref(st);
-	assert_int_equal(state_remove(sub, 5), 0);
-	rmdir(sub);
-	fd = state_lock(sub);				/* gone again: the lock makes it */
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(file, sizeof(file), "%s/.lock", sub);
-	unlink(file);
-	rmdir(sub);
-
-	/* Below a file: said, not made. */
-	snprintf(file, sizeof(file), "%s/file", dir);
-	f = fopen(file, "w");
-	assert_non_null(f);
-	fclose(f);
-	snprintf(under_file, sizeof(under_file), "%s/x", file);
-	assert_int_equal(state_write(under_file, &e, &p), -ENOTDIR);
-	assert_int_equal(state_lock(under_file), -ENOTDIR);
-	unlink(file);
-	snprintf(sub, sizeof(sub), "%s/a", dir);
-	rmdir(sub);
-	rmdir(dir);
-	policy_free(&p);
-}
-
 static size_t builtin_files(const char *dir, char *name, size_t sz)
 {
 	struct dirent *de;
@@ -123,6 +81,52 @@ static json_t *raw_record(const char *dir, __u64 cgid)
 
 	assert_int_equal(state_path(dir, cgid, "", path, sizeof(path)), 0);
 	return json_load_file(path, 0, NULL);
+}
+
+/* The record's directory and the lock's are made when missing (two levels), and only then. */
+static void test_makes_missing_dirs(void **state)
+{
+	char dir[] = "/tmp/sbxstate.XXXXXX", sub[64], file[80], under_file[96];
+	struct state_entry e = { .cgroup = "/sys/fs/cgroup/a", .cgroup_id = 5, .policy_id = 1 };
+	struct policy p;
+	json_t *st;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	load(&p, "{ \"filesystem\": { \"denyRead\": [ \"/etc/x\" ] } }");
+	assert_int_equal(policy_add_mandatory(&p), 0);		/* a builtin file, made there first */
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	assert_int_equal(state_write(sub, &e, &p), 0);
+	st = state_read(sub, 5);
+	assert_non_null(st);
+	assert_int_equal(json_array_size(json_object_get(st, "fs")), p.nr_rules);
+	json_decref(st);
+	assert_int_equal(state_remove(sub, 5), 0);
+	assert_int_equal(builtin_files(sub, file, sizeof(file)), 1);
+	unlink(file);
+	rmdir(sub);
+	fd = state_lock(sub);				/* gone again: the lock makes it */
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(file, sizeof(file), "%s/.lock", sub);
+	unlink(file);
+	rmdir(sub);
+
+	/* Below a file: said, not made. */
+	snprintf(file, sizeof(file), "%s/file", dir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(under_file, sizeof(under_file), "%s/x", file);
+	assert_int_equal(state_write(under_file, &e, &p), -ENOTDIR);
+	assert_int_equal(state_lock(under_file), -ENOTDIR);
+	unlink(file);
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	rmdir(sub);
+	rmdir(dir);
+	policy_free(&p);
 }
 
 /*
