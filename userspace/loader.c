@@ -962,12 +962,22 @@ int loader__steer_dns(struct sbx_loader *l, int cgroup_fd)
 /* --- pinned state: enforcement that outlives this process -------------------- */
 
 /* What a pinned set was built from (a binary adopts only its own), and what it lacks. */
+/*
+ * The meta is small: every run reads it, and a map lookup copies the whole
+ * value twice (into the kernel's buffer, then out), with the hook gaps 15 KB
+ * (and pages of stack and heap to fault in) for nothing on a kernel where
+ * every hook fits. The gaps, when there are any, are a map of their own
+ * (maps/meta_gaps), pinned before the meta and read only then.
+ */
 struct pin_meta {
 	__u32 abi;
-	__u32 pad;
+	__u32 nr_gaps;		/* in meta_gaps: as the loader that pinned the set found them */
 	__u64 object_hash;	/* FNV-1a of the BPF object the skeleton embeds */
-	struct hook_gaps gaps;	/* as the loader that pinned the set found them */
+	__u32 dropped_gaps;	/* beyond HOOK_GAPS_MAX */
+	__u32 pad;
 };
+
+#define META_GAPS	"meta_gaps"
 
 /* The build's object, hashed by the Makefile (sbx.objhash.h): a set pinned by another build is not adopted. */
 static __u64 object_hash(void)
@@ -990,13 +1000,36 @@ static int mkdirs(const char *dir)
 }
 
 /* The meta map, pinned last: its presence says the set is complete. */
+/* A one-entry array map holding @value, pinned at @path. */
+static int pin_value(const char *path, const char *name, const void *value, __u32 size)
+{
+	__u32 key = 0;
+	int fd, err;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, sizeof(key), size, 1, NULL);
+	if (fd < 0)
+		return -errno;
+	err = bpf_map_update_elem(fd, &key, value, BPF_ANY) ? -errno : 0;
+	if (!err && bpf_obj_pin(fd, path))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 static int pin_meta(const char *dir, const struct hook_gaps *gaps)
 {
-	struct pin_meta m = { .abi = SBX_ABI_VERSION, .object_hash = object_hash(), .gaps = *gaps };
+	struct pin_meta m = { .abi = SBX_ABI_VERSION, .object_hash = object_hash(),
+			      .nr_gaps = gaps->nr, .dropped_gaps = gaps->dropped };
 	char p[PATH_MAX];
 	__u32 key = 0;
 	int fd, err;
 
+	if (gaps->nr) {
+		err = pin_path(p, sizeof(p), dir, "maps", META_GAPS) ?:
+		      pin_value(p, "sbx_meta_gaps", gaps, sizeof(*gaps));
+		if (err)
+			return err;
+	}
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sbx_meta", sizeof(key), sizeof(m), 1, NULL);
 	if (fd < 0)
 		return -errno;
@@ -1062,6 +1095,29 @@ int loader__pin(struct sbx_loader *l, const char *dir)
  * Its gaps into @gaps. Another build's meta may be of another size: read
  * only one of ours.
  */
+/* The gaps map pinned with the meta, into @gaps (whose dropped count is the meta's). */
+static int read_gaps(const char *dir, struct hook_gaps *gaps)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0, dropped = gaps->dropped;
+	char p[PATH_MAX];
+	int fd, err;
+
+	if (pin_path(p, sizeof(p), dir, "maps", META_GAPS))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(p);
+	if (fd < 0)
+		return errno == ENOENT ? -EUCLEAN : -errno;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	if (!err && info.value_size != sizeof(*gaps))
+		err = -ESTALE;
+	if (!err && bpf_map_lookup_elem(fd, &key, gaps))
+		err = -errno;
+	close(fd);
+	gaps->dropped = dropped;
+	return err;
+}
+
 static int meta_ok(const char *dir, struct hook_gaps *gaps)
 {
 	struct bpf_map_info info = {};
@@ -1086,9 +1142,14 @@ static int meta_ok(const char *dir, struct hook_gaps *gaps)
 		return err;
 	if (m.abi != SBX_ABI_VERSION || m.object_hash != object_hash())
 		return -ESTALE;
-	if (m.gaps.nr > HOOK_GAPS_MAX)
+	if (m.nr_gaps > HOOK_GAPS_MAX)
 		return -EUCLEAN;
-	*gaps = m.gaps;
+	gaps->nr = 0;
+	gaps->dropped = m.dropped_gaps;
+	if (m.nr_gaps && (err = read_gaps(dir, gaps)))
+		return err;
+	if (gaps->nr != m.nr_gaps)
+		return -EUCLEAN;	/* the meta and its gaps disagree: not one set */
 	for (unsigned int i = 0; i < gaps->nr; i++) {	/* strings from a map: terminated here */
 		gaps->g[i].hook[sizeof(gaps->g[i].hook) - 1] = '\0';
 		gaps->g[i].reason[sizeof(gaps->g[i].reason) - 1] = '\0';
@@ -1119,21 +1180,15 @@ static int open_pinned_fds(struct sbx_loader *l, const char *dir)
 
 struct sbx_loader *loader__open_pinned(const char *dir)
 {
-	struct hook_gaps gaps = { .nr = 0 };
-	struct sbx_loader *l;
+	struct sbx_loader *l = loader_alloc();
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	err = meta_ok(dir, &gaps);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	l = loader_alloc();
 	if (!l)
 		return NULL;
-	l->gaps = gaps;
-	err = open_pinned_fds(l, dir);
+	err = meta_ok(dir, &l->gaps);	/* in place: no copy of 15 KB through the stack */
+	if (!err)
+		err = open_pinned_fds(l, dir);
 	if (!err) {
 		l->bss_len = (sizeof(*l->bss) + page - 1) / page * page;
 		l->bss = mmap(NULL, l->bss_len, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd(l, M_BSS), 0);
