@@ -44,6 +44,21 @@ int write_file(const char *path, const char *s)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+size_t str_join(char *buf, size_t sz, const char *a, const char *b, const char *c)
+{
+	const char *part[] = { a, b, c };
+	size_t len = 0, n;
+
+	for (int i = 0; i < 3; i++) {
+		n = strlen(part[i]);
+		if (len < sz)
+			memcpy(buf + len, part[i], n < sz - len ? n : sz - len);
+		len += n;
+	}
+	buf[len < sz ? len : sz - 1] = '\0';
+	return len;
+}
+
 int write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {

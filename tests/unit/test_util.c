@@ -126,9 +126,29 @@ static void test_default_unified(void **state)
 	assert_false(cgroup_default_unified(CGROUP2_SUPER_MAGIC, "", -2));	/* the read failed */
 }
 
+/* str_join: snprintf("%s%s%s")'s answer and bytes, cut or not. */
+static void test_str_join(void **state)
+{
+	char buf[8], want[8];
+
+	(void)state;
+	assert_int_equal(str_join(buf, sizeof(buf), "ab", "/", "cd"), 5);
+	assert_string_equal(buf, "ab/cd");
+	assert_int_equal(str_join(buf, sizeof(buf), "", "", ""), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(str_join(buf, sizeof(buf), "abcd", "efg", ""), 7);	/* exactly full */
+	assert_string_equal(buf, "abcdefg");
+	assert_int_equal(str_join(buf, sizeof(buf), "abcd", "efgh", "ij"), 10);	/* cut */
+	snprintf(want, sizeof(want), "%s%s%s", "abcd", "efgh", "ij");
+	assert_string_equal(buf, want);
+	assert_int_equal(str_join(buf, 1, "x", "y", "z"), 3);
+	assert_string_equal(buf, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_str_join),
 		cmocka_unit_test(test_kernel_release),
 		cmocka_unit_test(test_list_has),
 		cmocka_unit_test(test_strip),
