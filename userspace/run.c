@@ -975,20 +975,14 @@ static void phase(const char *what)
 		ru.ru_minflt);
 }
 
-/*
- * The largest of do_run's state is static (it runs once a process): its
- * frame was 20 KB, and every function below it ran 20 KB deeper, on stack
- * pages the kernel faulted in and zeroed, one by one.
- */
 int do_run(int argc, char **argv)
 {
-	static struct run_opts o;
-	static struct sbx_cgroup cg = { .fd = -1, .root_fd = -1 };
-	static char cg_path[PATH_MAX];
+	struct run_opts o = {};
+	struct sbx_cgroup cg = { .fd = -1, .root_fd = -1 };
 	struct event_sink sink = { .human = stderr };
 	struct sbx_loader *l = NULL;
 	struct ring_buffer *rb = NULL;
-	char name[64];
+	char name[64], cg_path[PATH_MAX];
 	sigset_t mask, old;
 	int sfd = -1, err, ret = 1, status;
 	struct fs_compiled rules = {};
