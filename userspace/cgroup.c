@@ -195,17 +195,23 @@ static unsigned controllers_in(const char *text)
 	return mask;
 }
 
-int cgroup_controllers_of(const char *dir, unsigned *mask)
+/* The controllers listed in @dir/@file (cgroup.controllers, cgroup.subtree_control). */
+static int controllers_listed(const char *dir, const char *file, unsigned *mask)
 {
 	char path[PATH_MAX + 32], buf[512];
 	int n;
 
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	n = read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return n;
 	*mask = controllers_in(buf);
 	return 0;
+}
+
+int cgroup_controllers_of(const char *dir, unsigned *mask)
+{
+	return controllers_listed(dir, "cgroup.controllers", mask);
 }
 
 void cgroup_controller_list(unsigned ctrl, char sign, char *buf, size_t sz)
@@ -249,6 +255,7 @@ int cgroup_available_controllers(unsigned *mask)
 static int enable_controllers(const char *dir, unsigned ctrl)
 {
 	char path[PATH_MAX + 64], want[128] = "", procs[4096], leaf[PATH_MAX + 32];
+	unsigned on;
 	int err;
 
 	/*
@@ -257,8 +264,7 @@ static int enable_controllers(const char *dir, unsigned ctrl)
 	 * css below @dir to drain (a run's memory css outlives its rmdir), a
 	 * walk of the whole subtree; the read takes neither.
 	 */
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-	if (read_file(path, procs, sizeof(procs)) >= 0 && (controllers_in(procs) & ctrl) == ctrl)
+	if (!controllers_listed(dir, "cgroup.subtree_control", &on) && (on & ctrl) == ctrl)
 		return 0;
 	for (unsigned i = 0; i < CGROUP_CTRL__COUNT; i++)
 		if (ctrl & (1u << i))

@@ -961,12 +961,12 @@ int loader__steer_dns(struct sbx_loader *l, int cgroup_fd)
 
 /* --- pinned state: enforcement that outlives this process -------------------- */
 
-/* What a pinned set was built from (a binary adopts only its own), and what it lacks. */
 /*
- * The meta is small: every run reads it, and a map lookup copies the whole
- * value twice (into the kernel's buffer, then out), with the hook gaps 15 KB
- * (and pages of stack and heap to fault in) for nothing on a kernel where
- * every hook fits. The gaps, when there are any, are a map of their own
+ * What a pinned set was built from (a binary adopts only its own), and what
+ * it lacks. The meta is small: every run reads it, and a map lookup copies
+ * the whole value twice (into the kernel's buffer, then out), with the hook
+ * gaps 15 KB (and pages of stack and heap to fault in) for nothing on a
+ * kernel where every hook fits. The gaps, when there are any, are a map of their own
  * (maps/meta_gaps), pinned before the meta and read only then.
  */
 struct pin_meta {
@@ -999,7 +999,6 @@ static int mkdirs(const char *dir)
 	return 0;
 }
 
-/* The meta map, pinned last: its presence says the set is complete. */
 /* A one-entry array map holding @value, pinned at @path. */
 static int pin_value(const char *path, const char *name, const void *value, __u32 size)
 {
@@ -1016,13 +1015,13 @@ static int pin_value(const char *path, const char *name, const void *value, __u3
 	return err;
 }
 
+/* The meta map, pinned last: its presence says the set is complete. Its gaps map first, when any. */
 static int pin_meta(const char *dir, const struct hook_gaps *gaps)
 {
 	struct pin_meta m = { .abi = SBX_ABI_VERSION, .object_hash = object_hash(),
 			      .nr_gaps = gaps->nr, .dropped_gaps = gaps->dropped };
 	char p[PATH_MAX];
-	__u32 key = 0;
-	int fd, err;
+	int err;
 
 	if (gaps->nr) {
 		err = pin_path(p, sizeof(p), dir, "maps", META_GAPS) ?:
@@ -1030,16 +1029,7 @@ static int pin_meta(const char *dir, const struct hook_gaps *gaps)
 		if (err)
 			return err;
 	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sbx_meta", sizeof(key), sizeof(m), 1, NULL);
-	if (fd < 0)
-		return -errno;
-	err = bpf_map_update_elem(fd, &key, &m, BPF_ANY) ? -errno : 0;
-	if (!err)
-		err = pin_path(p, sizeof(p), dir, "", "meta");
-	if (!err && bpf_obj_pin(fd, p))
-		err = -errno;
-	close(fd);
-	return err;
+	return pin_path(p, sizeof(p), dir, "", "meta") ?: pin_value(p, "sbx_meta", &m, sizeof(m));
 }
 
 int loader__pin(struct sbx_loader *l, const char *dir)
@@ -1090,11 +1080,6 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 	return err;
 }
 
-/*
- * Is the pinned set at @dir complete and built from this binary's object?
- * Its gaps into @gaps. Another build's meta may be of another size: read
- * only one of ours.
- */
 /* The gaps map pinned with the meta, into @gaps (whose dropped count is the meta's). */
 static int read_gaps(const char *dir, struct hook_gaps *gaps)
 {
@@ -1118,6 +1103,11 @@ static int read_gaps(const char *dir, struct hook_gaps *gaps)
 	return err;
 }
 
+/*
+ * Is the pinned set at @dir complete and built from this binary's object?
+ * Its gaps into @gaps. Another build's meta may be of another size: read
+ * only one of ours.
+ */
 static int meta_ok(const char *dir, struct hook_gaps *gaps)
 {
 	struct bpf_map_info info = {};

@@ -40,25 +40,18 @@ static void policy_hash(const struct policy *p, char *out, size_t sz)
 	snprintf(out, sz, "%016llx", (unsigned long long)policy_digest(p));
 }
 
-static json_t *texts(size_t n, const char *(*get)(const struct policy *, size_t), const struct policy *p)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; a && i < n; i++)
-		json_array_append_new(a, json_string(get(p, i)));
-	return a;
-}
-
-/* The texts of file rules [@from, @to). */
-static json_t *fs_texts(const struct policy *p, size_t from, size_t to)
+/* The texts of rules [@from, @to) of one kind, by @get. */
+static json_t *texts(size_t from, size_t to, const char *(*get)(const struct policy *, size_t),
+		     const struct policy *p)
 {
 	json_t *a = json_array();
 
 	for (size_t i = from; a && i < to; i++)
-		json_array_append_new(a, json_string(p->rules[i].text));
+		json_array_append_new(a, json_string(get(p, i)));
 	return a;
 }
 
+static const char *fs_text(const struct policy *p, size_t i) { return p->rules[i].text; }
 static const char *net_text(const struct policy *p, size_t i) { return p->net.rules[i].text; }
 static const char *dom_text(const struct policy *p, size_t i) { return p->net.domains[i].text; }
 
@@ -185,15 +178,13 @@ static size_t builtin_tail(const struct policy *p)
 	return i;
 }
 
-/* FNV-1a, 64 bits, over @n bytes and a 0 (so "ab","c" is not "a","bc"). */
+/* The path hash (sbx_abi.h, FNV-1a) over @n bytes and a 0 (so "ab","c" is not "a","bc"). */
 static __u64 fnv(__u64 h, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h * 0x100000001b3ULL;
+		h = sbx_hash_byte(h, (unsigned char)s[i]);
+	return sbx_hash_byte(h, 0);
 }
-
-#define FNV_INIT	0xcbf29ce484222325ULL
 
 static int builtin_path(const char *dir, __u64 digest, char *buf, size_t sz)
 {
@@ -205,7 +196,7 @@ static int builtin_path(const char *dir, __u64 digest, char *buf, size_t sz)
 static __u64 builtin_digest(const struct policy *p, size_t from)
 {
 	char buf[FS_RULE_MAX];
-	__u64 h = FNV_INIT;
+	__u64 h = SBX_HASH_INIT;
 
 	for (size_t i = from; i < p->nr_rules; i++) {
 		h = fnv(h, p->rules[i].text, strlen(p->rules[i].text));
@@ -219,7 +210,7 @@ static bool builtin_digest_json(const json_t *rules, const json_t *fs, __u64 *h)
 {
 	size_t i, n = json_array_size(rules);
 
-	*h = FNV_INIT;
+	*h = SBX_HASH_INIT;
 	if (!json_is_array(rules) || !json_is_array(fs) || json_array_size(fs) != n || !n)
 		return false;
 	for (i = 0; i < n; i++) {
@@ -269,7 +260,7 @@ static int builtin_put(const char *dir, const struct policy *p, size_t from, __u
 	err = builtin_path(dir, *digest, path, sizeof(path));
 	if (err || !access(path, F_OK))
 		return err;
-	o = json_pack("{s:o, s:o*}", "rules", fs_texts(p, from, p->nr_rules),
+	o = json_pack("{s:o, s:o*}", "rules", texts(from, p->nr_rules, fs_text, p),
 		      "fs", fs_rules_json(p, from, p->nr_rules));
 	if (!o)
 		return -ENOMEM;
@@ -332,9 +323,9 @@ int state_write(const char *dir, const struct state_entry *e, const struct polic
 		      "policy_id", (int)e->policy_id, "policy", p->name ? p->name : "",
 		      "policy_hash", hash, "mode", e->audit ? "audit" : "enforce",
 		      "attached", (json_int_t)time(NULL),
-		      "rules", fs_texts(p, 0, tail),
-		      "net_rules", texts(p->net.nr_rules, net_text, p),
-		      "domains", texts(p->net.nr_domains, dom_text, p),
+		      "rules", texts(0, tail, fs_text, p),
+		      "net_rules", texts(0, p->net.nr_rules, net_text, p),
+		      "domains", texts(0, p->net.nr_domains, dom_text, p),
 		      "fs", fs_rules_json(p, 0, tail),	/* none (o*): grant refuses, the rest is still said */
 		      "limits", state_limits_json(e->limits, e->nr_limits),
 		      "limits_restore", state_limits_json(e->restore, e->nr_restore));
@@ -452,7 +443,6 @@ int state_remove(const char *dir, __u64 cgid)
 json_t *state_read(const char *dir, __u64 cgid)
 {
 	char path[PATH_MAX];
-
 	json_t *st;
 
 	if (state_path(dir, cgid, "", path, sizeof(path)))
