@@ -128,6 +128,21 @@ volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
 
 /* --- where an object is: dentry + mount → absolute path --------------------- */
 
+/*
+ * Set by the loader before loading when the kernel has bpf_rdonly_cast
+ * (6.2+): the walk then reads dentries and mounts with plain loads, which
+ * the JIT makes single instructions guarded by the exception table, instead
+ * of one bpf_probe_read_kernel call per step (about 100 instructions each).
+ * A constant to the verifier, so each kernel verifies one of the two ways
+ * only, and 6.1 never sees the kfunc call (a weak kfunc the kernel lacks is
+ * left as a call to id 0, allowed in dead code).
+ */
+const volatile bool plain_loads = false;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* @p (a number or any pointer) as a read-only, untrusted pointer to @type: a move once JITed. */
+#define AS_KERNEL(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
+
 enum walk_state { WALK_RUNNING, WALK_DONE, WALK_UNRESOLVED, WALK_DETACHED };
 
 /*
@@ -177,6 +192,20 @@ static __always_inline int dentry_link(struct dentry *d, struct dentry_link *l, 
 	__u32 inode_off = bpf_core_field_offset(struct dentry, d_inode);
 
 	*inline_name = false;
+	if (plain_loads) {
+		/*
+		 * A load that faults reads 0: no dentry has a NULL parent (the
+		 * root is its own), so NULL fails the walk as a failed read does.
+		 * The inline name is read in place (up_step), not copied here.
+		 */
+		l->parent = d->d_parent;
+		l->len = d->d_name.len;
+		l->name = d->d_name.name;
+		*inline_name = name_off == parent_off + 8 && inode_off == parent_off + 24 &&
+			       l->name == (const unsigned char *)d + parent_off + 32 &&
+			       l->len < SBX_INLINE_NAME;
+		return l->parent ? 0 : -1;
+	}
 	if (name_off == parent_off + 8 && inode_off == parent_off + 24) {
 		if (bpf_probe_read_kernel(l, sizeof(*l), (void *)d + parent_off))
 			return -1;
@@ -200,6 +229,12 @@ static __always_inline int mount_link(struct mount *m, struct mount_link *ml)
 	__u32 point_off = bpf_core_field_offset(struct mount, mnt_mountpoint);
 	__u32 root_off = bpf_core_field_offset(struct mount, mnt.mnt_root);
 
+	if (plain_loads) {	/* none of the three is ever NULL: NULL is a load that faulted */
+		ml->parent = m->mnt_parent;
+		ml->mountpoint = m->mnt_mountpoint;
+		ml->root = m->mnt.mnt_root;
+		return ml->parent && ml->mountpoint && ml->root ? 0 : -1;
+	}
 	if (point_off == parent_off + 8 && root_off == parent_off + 16)
 		return bpf_probe_read_kernel(ml, sizeof(*ml), (void *)m + parent_off) ? -1 : 0;
 	/* A failed read fails the walk: a NULL parent would end it early, at a truncated path. */
@@ -306,7 +341,11 @@ static long up_step(__u32 i, void *ctx)
 		return 1;
 	}
 	w->pos -= l.len;
-	if (inline_name) {
+	if (inline_name && plain_loads) {
+		/* The store itself, through @d: l.name is typed as one byte. */
+		copy_name(w->buf + (w->pos & (SBX_PATH_MAX - 1)),
+			  (const unsigned char *)d + bpf_core_field_offset(struct dentry, d_parent) + 32, l.len);
+	} else if (inline_name) {
 		copy_name(w->buf + (w->pos & (SBX_PATH_MAX - 1)), l.iname, l.len);
 	} else if (bpf_probe_read_kernel(w->buf + (w->pos & (SBX_PATH_MAX - 1)),
 					 l.len & SBX_NAME_MAX, l.name)) {
@@ -331,8 +370,8 @@ enum resolve_result { PATH_RESOLVED, PATH_NOT_IN_TREE, PATH_UNRESOLVED, PATH_DET
 __attribute__((noinline)) int resolve_in(__u64 d, __u64 m, struct walk_buf *walk,
 					  struct sbx_path *out, __u32 *out_len)
 {
-	struct mount *mnt = (struct mount *)m;
-	struct up_walk w = { .d = (struct dentry *)d, .m = mnt, .pos = SBX_PATH_MAX };
+	struct up_walk w = { .pos = SBX_PATH_MAX };
+	struct mount *mnt;
 	__u32 len;
 
 	if (!walk)
@@ -344,8 +383,18 @@ __attribute__((noinline)) int resolve_in(__u64 d, __u64 m, struct walk_buf *walk
 		out->s[0] = '\0';
 	}
 	w.buf = walk->b;
-	if (BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL)
-		return PATH_NOT_IN_TREE;
+	if (plain_loads) {
+		mnt = AS_KERNEL(struct mount, m);
+		w.d = AS_KERNEL(struct dentry, d);
+		if ((void *)mnt->mnt_ns == MNT_NS_INTERNAL)
+			return PATH_NOT_IN_TREE;
+	} else {
+		mnt = (struct mount *)m;
+		w.d = (struct dentry *)d;
+		if (BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL)
+			return PATH_NOT_IN_TREE;
+	}
+	w.m = mnt;
 	if (mount_link(mnt, &w.ml))
 		return PATH_UNRESOLVED;
 	bpf_loop(SBX_WALK_MAX, up_step, &w, 0);
@@ -396,15 +445,11 @@ static __always_inline int resolve(struct dentry *d, struct vfsmount *mnt, struc
 			  (struct sbx_path *)out, out_len);
 }
 
-/* The same for an open file: its struct path in one read. */
+/* The same for an open file (a hook's argument: its fields are plain loads). */
 static __always_inline int resolve_file(struct file *file, struct walk_buf *walk, char *out,
 					__u32 *out_len)
 {
-	struct { __u64 mnt, dentry; } p = {};
-
-	bpf_probe_read_kernel(&p, sizeof(p), &file->f_path);
-	return resolve_in(p.dentry, p.mnt - bpf_core_field_offset(struct mount, mnt), walk,
-			  (struct sbx_path *)out, out_len);
+	return resolve(file->f_path.dentry, file->f_path.mnt, walk, out, out_len);
 }
 
 static __always_inline bool pseudo_fs(struct dentry *d)

@@ -313,6 +313,8 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 		return NULL;
 	}
 	wrong_variant_on_request(skel->obj);
+	/* fs.bpf.c's walk: plain loads where the kernel can type a number as a pointer (6.2+). */
+	skel->rodata->plain_loads = btf__find_by_name_kind(kernel, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	/* Attached only while a sandbox needs its descriptors judged (loader__fd_judging). */
 	bpf_program__set_autoattach(skel->progs.fs_file_permission, false);
 	bpf_object__for_each_program(prog, skel->obj) {

@@ -35,6 +35,31 @@ out=$(sbx-bpf run --events "$W/ev3.json" --deny-read "$D/secret" -- sbx-probe op
 check symlink-denied "$out" EACCES
 check_json symlink-event-real-path "$W/ev3.json" ".[0].path == \"$D/secret\""
 
+# Every way the walk copies a name: short ones (under 32 bytes, kept inside
+# the dentry) 8 bytes at a time, longer ones by a read of their own. For each
+# length, a file under a directory of that length: the rule on it denies it
+# and its event names it byte for byte; its sibling, which differs in the
+# last byte only, is allowed.
+N=$D/names
+alpha=$(printf 'abcdefghijklmnopqrstuvwxyz0123456789%.0s' $(seq 8))
+denied="" probes="" want=""
+for n in 1 7 8 9 15 16 17 23 24 25 31 32 33 40 100 255; do
+	name=$(printf %s "$alpha" | head -c "$n")
+	other=$(printf %s "$alpha" | head -c $((n - 1)))_
+	mkdir -p "$N/$name"
+	echo x >"$N/$name/$name"
+	echo y >"$N/$name/$other"
+	denied="$denied --deny-read $N/$name/$name"
+	probes="$probes $N/$name/$name $N/$name/$other"
+	want="$want EACCES OK"
+done
+out=$(sbx-bpf run --events "$W/ev-names.json" $denied -- \
+	sh -c 'for f; do sbx-probe open "$f"; done' sh $probes 2>/dev/null | tr '\n' ' ')
+check name-lengths-verdicts "$out" "${want# } "
+paths=$(printf '%s\n' $denied | grep -v '^--' | jq -R . | jq -s -c sort)
+check_json name-lengths-event-paths "$W/ev-names.json" \
+	"[.[] | select(.op == \"read\" and .verdict == \"denied\") | .path] | sort == $paths"
+
 # Outside the cgroup, while the program is attached and a sandbox is live:
 # the outside open succeeds, a grandchild inside is denied, only it is reported.
 rm -f "$W/ready" "$W/go"
