@@ -130,25 +130,27 @@ volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
 
 /*
  * Set by the loader before loading when the kernel has bpf_rdonly_cast
- * (6.2+): the walk then reads dentries and mounts with plain loads, which
- * the JIT makes single instructions guarded by the exception table, instead
- * of one bpf_probe_read_kernel call per step (about 100 instructions each).
- * A constant to the verifier, so each kernel verifies one of the two ways
- * only, and 6.1 never sees the kfunc call (a weak kfunc the kernel lacks is
- * left as a call to id 0, allowed in dead code).
+ * (6.2+): the walk then reads dentries and mounts with plain loads (one BPF
+ * instruction each; the JIT adds an address check and an exception-table
+ * entry, so a load that faults reads 0) instead of one
+ * bpf_probe_read_kernel call per step (about 100 instructions under
+ * icount). A constant to the verifier, so each kernel verifies one of the
+ * two ways only, and 6.1 never reaches the kfunc call (libbpf leaves a
+ * weak kfunc the kernel lacks as a call the verifier allows in dead code).
  */
 const volatile bool plain_loads = false;
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
-/* @p (a number or any pointer) as a read-only, untrusted pointer to @type: a move once JITed. */
+/* @p (a number or any pointer) as a read-only, untrusted pointer to @type: the verifier makes it a move. */
 #define AS_KERNEL(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
 
 enum walk_state { WALK_RUNNING, WALK_DONE, WALK_UNRESOLVED, WALK_DETACHED };
 
 /*
- * A mount's parent, mountpoint and root dentry as they sit in struct mount
- * (mnt_parent, mnt_mountpoint, then the vfsmount whose first field is
- * mnt_root): one helper call per mount of a walk instead of three.
+ * A mount's parent, mountpoint and root dentry. They sit side by side in
+ * struct mount (mnt_parent, mnt_mountpoint, then the vfsmount whose first
+ * field is mnt_root): without plain loads, one helper call per mount of a
+ * walk reads all three.
  */
 struct mount_link {
 	struct mount *parent;
@@ -169,8 +171,10 @@ struct up_walk {
 
 /*
  * d_parent, d_name, d_inode and the inline name store as they sit in struct
- * dentry: one helper call for a whole step of the walk. Names shorter than
- * the inline store live in it (d_name.name points there).
+ * dentry: without plain loads, one helper call for a whole step of the
+ * walk. Short names live in the store (d_name.name points there); only the
+ * first SBX_INLINE_NAME bytes of it are read (6.8+ keeps up to 39 bytes
+ * there: longer ones are read as a long name is).
  */
 struct dentry_link {
 	struct dentry *parent;
@@ -180,38 +184,45 @@ struct dentry_link {
 	unsigned char iname[SBX_INLINE_NAME];
 };
 
+/* Do d_parent, d_name and d_inode sit as struct dentry_link has them (CO-RE; true from 2.6 to 7.x)? */
+static __always_inline bool dentry_link_layout(void)
+{
+	__u32 parent_off = bpf_core_field_offset(struct dentry, d_parent);
+
+	return bpf_core_field_offset(struct dentry, d_name) == parent_off + 8 &&
+	       bpf_core_field_offset(struct dentry, d_inode) == parent_off + 24;
+}
+
+/* Where @d's inline name store is, given dentry_link_layout(). */
+static __always_inline const unsigned char *inline_store(struct dentry *d)
+{
+	return (const unsigned char *)d + bpf_core_field_offset(struct dentry, d_parent) +
+	       offsetof(struct dentry_link, iname);
+}
+
 /*
- * Parent and name of @d; *@inline_name when the name's bytes came along.
- * The layout is checked with CO-RE offsets (it has held from 2.6 to 6.18);
- * otherwise three reads and no inline name.
+ * Parent and name of @d; *@inline_name when the name is in the store:
+ * copied into @l->iname without plain loads, to be read in place with
+ * them (up_step). Without the layout, three reads and no inline name.
  */
 static __always_inline int dentry_link(struct dentry *d, struct dentry_link *l, bool *inline_name)
 {
-	__u32 parent_off = bpf_core_field_offset(struct dentry, d_parent);
-	__u32 name_off = bpf_core_field_offset(struct dentry, d_name);
-	__u32 inode_off = bpf_core_field_offset(struct dentry, d_inode);
+	bool layout = dentry_link_layout();
 
 	*inline_name = false;
 	if (plain_loads) {
-		/*
-		 * A load that faults reads 0: no dentry has a NULL parent (the
-		 * root is its own), so NULL fails the walk as a failed read does.
-		 * The inline name is read in place (up_step), not copied here.
-		 */
+		/* No dentry has a NULL parent (the root is its own): NULL is a load that faulted. */
 		l->parent = d->d_parent;
 		l->len = d->d_name.len;
 		l->name = d->d_name.name;
-		*inline_name = name_off == parent_off + 8 && inode_off == parent_off + 24 &&
-			       l->name == (const unsigned char *)d + parent_off + 32 &&
-			       l->len < SBX_INLINE_NAME;
+		/* The address says it: the name is in the store. */
+		*inline_name = layout && l->name == inline_store(d) && l->len < SBX_INLINE_NAME;
 		return l->parent ? 0 : -1;
 	}
-	if (name_off == parent_off + 8 && inode_off == parent_off + 24) {
-		if (bpf_probe_read_kernel(l, sizeof(*l), (void *)d + parent_off))
+	if (layout) {
+		if (bpf_probe_read_kernel(l, sizeof(*l), (void *)d + bpf_core_field_offset(struct dentry, d_parent)))
 			return -1;
-		/* The address says it: the name is the store we just read. */
-		*inline_name = l->name == (const unsigned char *)d + parent_off + 32 &&
-			       l->len < SBX_INLINE_NAME;
+		*inline_name = l->name == inline_store(d) && l->len < SBX_INLINE_NAME;
 		return 0;
 	}
 	/* A failed read fails the walk, as in mount_link. */
@@ -342,9 +353,8 @@ static long up_step(__u32 i, void *ctx)
 	}
 	w->pos -= l.len;
 	if (inline_name && plain_loads) {
-		/* The store itself, through @d: l.name is typed as one byte. */
-		copy_name(w->buf + (w->pos & (SBX_PATH_MAX - 1)),
-			  (const unsigned char *)d + bpf_core_field_offset(struct dentry, d_parent) + 32, l.len);
+		/* Through @d, whose type spans the store: l.name is typed as one byte. */
+		copy_name(w->buf + (w->pos & (SBX_PATH_MAX - 1)), inline_store(d), l.len);
 	} else if (inline_name) {
 		copy_name(w->buf + (w->pos & (SBX_PATH_MAX - 1)), l.iname, l.len);
 	} else if (bpf_probe_read_kernel(w->buf + (w->pos & (SBX_PATH_MAX - 1)),
@@ -361,8 +371,8 @@ static long up_step(__u32 i, void *ctx)
 enum resolve_result { PATH_RESOLVED, PATH_NOT_IN_TREE, PATH_UNRESOLVED, PATH_DETACHED };
 
 /*
- * Build the absolute path of dentry @d under mount @m (kernel addresses, read
- * with CO-RE) in @walk (start, len), and copy it to @out (SBX_PATH_MAX
+ * Build the absolute path of dentry @d under mount @m (kernel addresses as
+ * numbers, read as plain_loads says) in @walk (start, len), and copy it to @out (SBX_PATH_MAX
  * bytes) with its length in *@out_len unless @out is NULL. A global
  * function, so the verifier checks it once per program rather than at every
  * call site.

@@ -35,8 +35,9 @@ out=$(sbx-bpf run --events "$W/ev3.json" --deny-read "$D/secret" -- sbx-probe op
 check symlink-denied "$out" EACCES
 check_json symlink-event-real-path "$W/ev3.json" ".[0].path == \"$D/secret\""
 
-# Every way the walk copies a name: short ones (under 32 bytes, kept inside
-# the dentry) 8 bytes at a time, longer ones by a read of their own. For each
+# Every way the walk copies a name: names under 32 bytes from the dentry's
+# inline store 8 bytes at a time, longer ones by a read of their own (and
+# 32 to 39 bytes, inline on 6.8+, the same way as longer ones). For each
 # length, a file under a directory of that length: the rule on it denies it
 # and its event names it byte for byte; its sibling, which differs in the
 # last byte only, is allowed.

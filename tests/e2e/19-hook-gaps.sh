@@ -137,3 +137,22 @@ sbx-bpf detach "$CG" 2>/dev/null
 kill "$D"; wait "$D" 2>/dev/null
 sbx-bpf unload
 rmdir "$CG" 2>/dev/null
+
+# --- the walk read the other way -----------------------------------------------------------------
+# The walk reads with plain loads where the kernel has bpf_rdonly_cast (6.2+), through a helper
+# call per step where it does not; each boot also runs the other way (SBX_TEST_PLAIN_LOADS). On
+# 6.1 plain loads are a load its verifier refuses: the loader loads again without them, so every
+# protection is there (run starts without a gap) and enforces.
+unset SBX_TEST_DROP_HOOKS
+if grep -q bpf_rdonly_cast /sys/kernel/btf/vmlinux; then other=0; else other=1; fi
+long=a-directory-name-longer-than-any-inline-store
+mkdir -p "$W/data/$long"
+echo x >"$W/data/$long/f"
+echo x >"$W/data/$long/g"
+out=$(SBX_TEST_PLAIN_LOADS=$other sbx-bpf run --events "$W/ev-walk.json" --deny-read "$W/data/secret" \
+	--deny-read "$W/data/$long/f" -- \
+	sh -c 'for f; do sbx-probe open "$f"; done' sh "$W/data/secret" "$W/data/$long/f" "$W/data/$long/g" \
+	2>"$W/walk.err" | tr '\n' ' ')
+check walk-other-way/verdicts "$out" "EACCES EACCES OK "
+check_json walk-other-way/events "$W/ev-walk.json" \
+	"[.[] | select(.op == \"read\") | .path] == [\"$W/data/secret\", \"$W/data/$long/f\"]"
