@@ -870,11 +870,12 @@ static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 nee
  */
 static __noinline void fd_use_remember(struct sbx_scratch *s)
 {
-	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
+						   BPF_LOCAL_STORAGE_GET_F_CREATE);
 	struct sbx_fd_seen *c;
 
 	if (!t || !s)
-		return;	/* judge_begin made both: not gone, but the verifier cannot know */
+		return;	/* no memory for it: the next use is judged again */
 	c = fd_entry(t, s->fd_cand);
 	if (!c) {
 		c = &t->fd_seen[0];
@@ -950,10 +951,12 @@ static __always_inline __u32 file_need(struct file *file)
  */
 static __noinline void created_remember(struct sbx_scratch *s, bool keep)
 {
-	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	/* Made here when there is something to keep: without memory, the open is judged again. */
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
+						   keep ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 
 	if (!t || !s)
-		return;	/* judge_begin made both: not gone, but the verifier cannot know */
+		return;
 	t->created.until = 0;
 	if (!keep)
 		return;

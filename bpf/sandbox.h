@@ -140,8 +140,9 @@ struct sbx_created {
 /*
  * What outlives one hook call, per sandboxed task (task storage, small):
  * descriptor uses recently allowed (fs.bpf.c file_permission), the file
- * just created. Having one also says the task was judged before
- * (judge_memory).
+ * just created. Made by the first call that keeps something there
+ * (fs.bpf.c fd_use_remember, created_remember): tasks outside every
+ * sandbox get none.
  */
 struct sbx_task {
 	struct sbx_fd_seen fd_seen[SBX_FD_CACHE];
@@ -606,21 +607,17 @@ extern int sbx_work_pick(__u64 *busy);
 #endif
 
 /*
- * A free work slot of this CPU for the task whose state is @t (NULL: made
- * here, on its first judged call): NULL when all are taken, or no memory.
- * A function of its own, for the same reason as work_put().
+ * A free work slot of this CPU: NULL when all are taken. A function of its
+ * own, for the same reason as work_put().
  */
-static __noinline struct sbx_scratch *work_get(struct sbx_task *t)
+static __noinline struct sbx_scratch *work_get(void)
 {
 	__u32 zero = 0, i;
 	__u64 *busy = bpf_map_lookup_elem(&work_busy, &zero);
 	struct sbx_scratch *s;
 	int slot;
 
-	if (!t)
-		t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
-					 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t || !busy)
+	if (!busy)
 		return NULL;
 	slot = sbx_work_pick(busy);
 	if (slot <= 0 || slot > SBX_WORK_SLOTS)
@@ -676,24 +673,19 @@ static __always_inline bool judge_own_cgroup(struct judge *j)
 }
 
 /*
- * Task state and a work slot for @j, unless it has them (a second
- * judge_begin: the same slot): 1, or 0 when the task is in no sandbox, or
- * -EACCES when there is no memory to judge with (or every slot of this CPU
- * is taken). A task that has no state was never judged: whether it is
- * sandboxed at all is asked before its state is made, so that host tasks
- * get none. One that has state goes straight to its chain, which answers
- * that question too: one walk of its cgroups, not two.
+ * A work slot for @j, unless it has one (a second judge_begin: the same
+ * slot): 1, or -EACCES when every slot of this CPU is taken by a sandboxed
+ * task, 0 by one in no sandbox. Whether the task is sandboxed is told after
+ * (judge_own_cgroup, else its chain): a task the outside cache does not know
+ * claims a slot for that one call. Task storage is not read here: the
+ * calls that keep something in it make it (fd_use_remember,
+ * created_remember), so a judged open pays no lookup for it.
  */
 static __always_inline int judge_memory(struct judge *j)
 {
-	struct sbx_task *t;
-
 	if (j->s)
 		return 1;
-	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
-	if (!t && !current_chain_n())
-		return 0;
-	j->s = work_get(t);
+	j->s = work_get();
 	if (j->s)
 		return 1;
 	return current_chain_n() ? -EACCES : 0;
