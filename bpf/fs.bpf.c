@@ -788,8 +788,8 @@ static __always_inline bool fd_cached(struct sbx_task *t, struct file *file, __u
  * The short ways, taken before any judging is set up (1: no judging): the
  * task is in no sandbox, or a use of @file is remembered for the sandbox
  * whose cgroup the task sits in (the common case: a task below its
- * sandbox's cgroup takes the long way, fd_use_known). A task never judged
- * has no scratch memory: nothing remembered.
+ * sandbox's cgroup takes the long way, fd_use_known). A task has no task
+ * storage until a use or a create is remembered: then nothing is.
  */
 static __noinline int fd_use_recent(struct file *file, __u32 need)
 {

@@ -458,9 +458,9 @@ static __always_inline __u32 current_chain(struct sbx_chain *c)
 }
 
 /*
- * Whether the task is sandboxed at all, without storing the chain: the
- * question every task of the host asks on every hooked call, so its common
- * answer ("no") comes from the outside cache.
+ * Whether the task is sandboxed at all, without storing the chain: asked
+ * when no work slot is free (judge_memory), and by hooks that judge
+ * without one; its common answer ("no") comes from the outside cache.
  */
 #ifdef SBX_DEFINE_MAPS
 __noinline int sbx_sandboxed(void)
@@ -731,7 +731,7 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 		return -EACCES;
 	}
 	if (!j->s->chain.n)
-		return 0;	/* a task with state, in no sandbox (any more) */
+		return 0;	/* in no sandbox: the outside cache did not know it yet (now it does) */
 	return judge_select(j, 0) ? 1 : 0;
 }
 
