@@ -768,6 +768,22 @@ static void thaw_after(const char *path, bool thaw)
 		p_warn("attach: %s is still frozen; thaw it with 'sbx-bpf thaw %s'", path, path);
 }
 
+/*
+ * The replaced policy's rules out, once no call can still be judging by
+ * them: a call that read the old entry and looked its rules up after they
+ * were gone would find no denyRead rule, and reads are allowed by default.
+ */
+static void purge_replaced(struct sbx_loader *l, __u32 policy_id)
+{
+	int err = loader__wait_judging();
+
+	if (err)
+		p_warn("attach: cannot wait for judging calls to end (membarrier: %s); "
+		       "a call that started under the old policy may find its rules gone",
+		       strerror(-err));
+	loader__purge_policy(l, policy_id);
+}
+
 /* Steps 2 to 8 (see the top of the file). 0, or 1 after saying why. */
 static int install(struct sbx_loader *l, const struct policy *p, const struct attach_opts *o, bool audit,
 		   __u64 cgid, struct limits_change *lc)
@@ -818,7 +834,7 @@ static int install(struct sbx_loader *l, const struct policy *p, const struct at
 	if (ret)
 		loader__purge_policy(l, sb.policy_id);
 	else if (had)	/* the new policy is in force */
-		loader__purge_policy(l, old.policy_id);
+		purge_replaced(l, old.policy_id);
 	if (!ret && kept.dropped)
 		loader__purge_dns(l, cgid);
 	if (!ret && !resolver && had_resolver(kept.old))

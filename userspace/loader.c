@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <dirent.h>
 #include <sys/stat.h>
@@ -1637,6 +1639,17 @@ int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, s
 	if (bpf_map_get_next_key(map_fd(l, M_SANDBOXES), prev, cgid))
 		return -errno;
 	return loader__get_sandbox(l, *cgid, sb);
+}
+
+/*
+ * The programs run under rcu_read_lock(); membarrier(MEMBARRIER_CMD_GLOBAL)
+ * waits for an RCU grace period (kernel/sched/membarrier.c) when more than
+ * one CPU is online. On one CPU it returns at once: a program preempted
+ * mid-call (7.x's PREEMPT_LAZY) is not waited for.
+ */
+int loader__wait_judging(void)
+{
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) ? -errno : 0;
 }
 
 int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)

@@ -197,6 +197,12 @@ int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb
 int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 /* The sandbox after @prev (NULL: the first); -ENOENT past the last. */
 int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb);
+/*
+ * Wait until the programs that were judging when this was called have
+ * returned (an RCU grace period): a policy replaced in `sandboxes` may
+ * still be in use by a call that read the old entry. 0 or -errno.
+ */
+int loader__wait_judging(void);
 /* Remove every fs and net rule of @policy_id. */
 int loader__purge_policy(struct sbx_loader *l, __u32 policy_id);
 /* Remove every dns_allow entry of the sandbox @cgid (its connect grants, its resolver's answers). */
