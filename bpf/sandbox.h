@@ -247,7 +247,11 @@ SBX_SHARED volatile __u32 policy_seq;
  * until then every exec looks for an entry to put in force.
  */
 SBX_SHARED volatile __u32 arming_set;
-/* Set by userspace once a sandbox lies below another: every level is judged. */
+/*
+ * Set by userspace before it adds a sandbox that may lie above or below
+ * another (any but a cgroup `run` just made under sbx-bpf's own parent),
+ * and never cleared: then every level of a task's cgroups is judged.
+ */
 SBX_SHARED volatile __u32 nest_set;
 /* Coalescing window and per-sandbox record rate (0: off); set by whoever loads the programs. */
 SBX_SHARED volatile __u64 coalesce_ns;

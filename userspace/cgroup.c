@@ -374,6 +374,7 @@ int cgroup_create(const char *name, unsigned ctrl, struct sbx_cgroup *cg)
 	cg->root_fd = open(root, O_DIRECTORY | O_CLOEXEC);	/* optional: a fast path only */
 	if (cgroup_id_of(root, &cg->root_id))
 		cg->root_id = 0;	/* likewise: a run then steers its own DNS */
+	cg->delegated = delegated;
 	memcpy(cg->path, path, sizeof(path));
 	return 0;
 }

@@ -40,6 +40,7 @@ struct sbx_cgroup {
 	__u64 id;		/* the kernel's cgroup id, as BPF sees it */
 	int root_fd;		/* O_DIRECTORY of <cgroup2>/sbx-bpf, every sandbox's parent */
 	__u64 root_id;		/* its cgroup id; 0: unknown */
+	bool delegated;		/* made under $SBX_CGROUP_ROOT, not <cgroup2>/sbx-bpf */
 };
 
 /*

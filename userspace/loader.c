@@ -614,10 +614,21 @@ static bool sandbox_stats_create(struct sbx_loader *l, __u64 cgid)
 	return made;
 }
 
-int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
+static int add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb, bool leaf)
 {
-	bool stats_made = sandbox_stats_create(l, cgid);
+	bool stats_made;
 	int err;
+
+	/*
+	 * Before the entry: unless it is a fresh leaf (loader__add_leaf_sandbox),
+	 * this cgroup may lie above or below another sandbox, and from now on
+	 * every level of a task's cgroups is judged (sandbox.h nest_set; never
+	 * cleared). Without it, a task in a sandbox's own cgroup is judged by
+	 * that one entry: one lookup instead of a walk of its ancestors.
+	 */
+	if (!leaf)
+		__atomic_store_n(&l->bss->nest_set, 1, __ATOMIC_SEQ_CST);
+	stats_made = sandbox_stats_create(l, cgid);
 
 	/* Before the entry: its cgroup's first exec must find it (sbx_abi.h SBX_SANDBOX_ARMING). */
 	if (sb->flags & SBX_SANDBOX_ARMING)
@@ -639,6 +650,16 @@ int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandb
 	 */
 	__atomic_add_fetch(&l->bss->sandbox_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
+{
+	return add_sandbox(l, cgid, sb, false);
+}
+
+int loader__add_leaf_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb)
+{
+	return add_sandbox(l, cgid, sb, true);
 }
 
 int loader__arming_settle(struct sbx_loader *l)
@@ -1093,8 +1114,6 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 
 	if (!l->skel)
 		return -EINVAL;	/* adopted: already pinned */
-	/* Shared sandboxes may nest (attach): every cgroup level is judged. */
-	l->bss->nest_set = 1;
 	/*
 	 * Steering pinned before (an older set's, left by an unload that did
 	 * not finish or did not know rootsteer/) runs programs that read

@@ -66,7 +66,18 @@ int loader__next_fs_key(struct sbx_loader *l, const struct sbx_fs_key *prev, str
  * attach holds while it adds such an entry. How many are still arming.
  */
 int loader__arming_settle(struct sbx_loader *l);
+/*
+ * Put the sandbox @sb on cgroup @cgid. Any cgroup may lie above or below
+ * another sandbox's: from here on, every level of a task's cgroups is judged.
+ */
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
+/*
+ * The same for a cgroup just made under sbx-bpf's own parent (`run`): no
+ * sandbox lies below it (it is new), and one above it (the parent, or the
+ * root) can only be an attach's, which turned nesting on before it. Its
+ * tasks are then judged by this one entry, with one lookup.
+ */
+int loader__add_leaf_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 /* What the sandbox of @cgid refused, by kind, summed over CPUs (zeros before its first). 0 or -errno. */
 int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_stats *sum);
 /*

@@ -1096,7 +1096,8 @@ int do_run(int argc, char **argv)
 	if (recorded && state_ino(SBX_STATE_DIR, cg.id, &record_ino))
 		record_ino = 0;	/* unknown: purge at the end */
 	phase("recorded");
-	err = loader__add_sandbox(l, cg.id, &sb);
+	/* A parent someone delegated may itself be, or lie below, a sandbox. */
+	err = cg.delegated ? loader__add_sandbox(l, cg.id, &sb) : loader__add_leaf_sandbox(l, cg.id, &sb);
 	if (err) {
 		p_err("cannot register the sandbox: %s", sandbox_install_strerror(err));
 		goto out;
