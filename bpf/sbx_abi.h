@@ -15,7 +15,12 @@
 #include <linux/types.h>
 #endif
 
-#define SBX_ABI_VERSION		5
+/*
+ * 6: nest_set is set by whoever adds a sandbox that may nest (userspace
+ * loader__add_sandbox), no longer when the set is pinned: a binary of
+ * version 5 attaching to a set pinned by 6 would leave it clear.
+ */
+#define SBX_ABI_VERSION		6
 
 #define SBX_PATH_MAX		4096	/* bytes, with the NUL; a power of two (used as a mask) */
 #define SBX_COMM_LEN		16

@@ -73,9 +73,10 @@ int loader__arming_settle(struct sbx_loader *l);
 int loader__add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 /*
  * The same for a cgroup just made under sbx-bpf's own parent (`run`): no
- * sandbox lies below it (it is new), and one above it (the parent, or the
- * root) can only be an attach's, which turned nesting on before it. Its
- * tasks are then judged by this one entry, with one lookup.
+ * sandbox lies below it (it is new), and any above it was added by
+ * loader__add_sandbox (attach, the OCI hook, a run under SBX_CGROUP_ROOT),
+ * which turned nesting on first. Its tasks are then judged by this one
+ * entry, with one lookup.
  */
 int loader__add_leaf_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 /* What the sandbox of @cgid refused, by kind, summed over CPUs (zeros before its first). 0 or -errno. */

@@ -20,6 +20,30 @@ wait_for "$PIN/meta" 600 && pass daemon/pinned || fail daemon/pinned "no $PIN/me
 [ -e "$PIN/links/fs_file_open" ] && [ -e "$PIN/maps/sandboxes" ] && [ -e "$PIN/progs/net_connect4" ] &&
 	pass daemon/pin-layout || fail daemon/pin-layout "$(ls -R "$PIN" 2>&1 | head -20)"
 
+# A run under sbx-bpf's own parent, with a fresh pinned set (nothing attached yet), is judged by
+# its own entry alone only while no sandbox lies above it: one attached to that parent while the
+# command runs applies to it too (attach turns nesting on before its entry goes in).
+SBXROOT=/sys/fs/cgroup/sbx-bpf
+echo above >"$W/data/above"
+echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data/other\" ] } }" >"$W/run-own.json"
+echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data/above\" ] } }" >"$W/above.json"
+sbx-bpf run --name e2e-below --policy "$W/run-own.json" -- sh -c \
+	'sbx-probe open "$1"; while [ ! -e "$2" ]; do sleep 0.1; done; sbx-probe open "$1"' \
+	sh "$W/data/above" "$W/above.go" >"$W/above.out" 2>"$W/above.err" &
+RUNPID=$!
+i=0
+while [ ! -s "$W/above.out" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sbx-bpf attach "$SBXROOT" --policy "$W/above.json" 2>"$W/above-attach.err"
+check above-run/attach "$?" 0
+touch "$W/above.go"
+wait "$RUNPID"
+check above-run/allowed-then-denied "$(tr '\n' ' ' <"$W/above.out")" "OK EACCES "
+wait_event above-run/event-names-parent "$W/ev1.json" \
+	"any(.[]; .op == \"read\" and .path == \"$W/data/above\" and .verdict == \"denied\" and
+	 .sandbox_cgroup_id == $(stat -c %i "$SBXROOT"))"
+sbx-bpf detach "$SBXROOT"
+check above-run/detach "$?" 0
+
 echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data/secret\" ] } }" >"$W/p1.json"
 echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data/other\" ] } }" >"$W/p2.json"
 sbx-bpf attach "$CG" --policy "$W/p1.json" 2>"$W/a.err"
