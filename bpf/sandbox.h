@@ -463,8 +463,9 @@ static __always_inline __u32 current_chain(struct sbx_chain *c)
 
 /*
  * Whether the task is sandboxed at all, without storing the chain: asked
- * when no work slot is free (judge_memory), and by hooks that judge
- * without one; its common answer ("no") comes from the outside cache.
+ * only when no work slot is free (judge_memory), so that a task in no
+ * sandbox is let go there rather than refused; its common answer ("no")
+ * comes from the outside cache.
  */
 #ifdef SBX_DEFINE_MAPS
 __noinline int sbx_sandboxed(void)
