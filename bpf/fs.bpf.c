@@ -859,7 +859,8 @@ static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 nee
 	    none_judge_uses(j))
 		return 1;
 	s->quiet_grants = 1;
-	return !judge_select(j, 0);
+	judge_select(j, 0);
+	return 0;
 }
 
 /*
@@ -1163,7 +1164,7 @@ struct mount___chain {
 struct sb_walk {
 	__u64 d;
 	struct sbx_scratch *s;
-	__u32 n;			/* sandboxes judged for: s->nest_* (the chain) */
+	__u32 n;			/* sandboxes judged for: the first n of s->chain */
 	__u32 who;			/* index of the sandbox that denied */
 	void *pos;		/* list node (list shape) or struct mount (chain shape) */
 	void *head;		/* the list head; NULL for the chain */
@@ -1208,19 +1209,22 @@ static long sb_mount_step(__u32 i, void *ctx)
 	}
 	w->judged++;
 	for (__u32 k = 0; k < SBX_NEST_MAX; k++) {
+		const struct sbx_sb_copy *c = &w->s->chain.sb[k];
+		bool audit = c->flags & SBX_SANDBOX_AUDIT;
+
 		if (k >= w->n)
 			break;
-		fs_match((struct sbx_path *)w->s->ev.path, w->s->ev.path_len, w->s->nest_policy[k],
-			 w->s->nest_mask[k], &v);
+		fs_match((struct sbx_path *)w->s->ev.path, w->s->ev.path_len, c->policy_id,
+			 c->any_depth_mask & 0xf, &v);
 		if (!v.write_deny)
 			continue;
 		/* An enforcing sandbox's denial ends the walk; an auditing one's is kept if first. */
-		if (!w->denied || !w->s->nest_audit[k]) {
+		if (!w->denied || !audit) {
 			w->denied = 1;
 			w->rule = v.write_rule;
 			w->who = k;
 		}
-		if (!w->s->nest_audit[k])
+		if (!audit)
 			return 1;	/* ev.path holds the denied path */
 	}
 	return 0;
@@ -1231,7 +1235,6 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 	struct super_block *sb = BPF_CORE_READ(d, d_sb);
 	struct sb_walk w = { .d = ptr_value(d) };
 	JUDGE(j);
-	__u32 i;
 	int res;
 
 	res = judge_begin(&j);
@@ -1240,14 +1243,7 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 	if (pseudo_fs(d))
 		return deny(&j, op, SBX_RULE_PSEUDO_FS);
 	w.s = j.s;
-	for_each_sandbox(&j, i) {
-		j.s->nest_policy[w.n & (SBX_NEST_MAX - 1)] = j.sb->policy_id;
-		j.s->nest_mask[w.n & (SBX_NEST_MAX - 1)] = j.sb->any_depth_mask & 0xf;
-		j.s->nest_audit[w.n & (SBX_NEST_MAX - 1)] = !!(j.sb->flags & SBX_SANDBOX_AUDIT);
-		w.n++;
-	}
-	if (!judge_select(&j, 0))	/* the one named unless a policy decides */
-		return 0;
+	w.n = j.s->chain.n;	/* judged for all at once, by their copies (sb_mount_step) */
 	if (bpf_core_field_exists(struct mount___lh, mnt_instance)) {
 		struct super_block___lh *lsb = (void *)sb;
 
@@ -1257,8 +1253,10 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 		w.pos = BPF_CORE_READ((struct super_block___chain *)sb, s_mounts);
 	}
 	bpf_loop(SBX_SB_MOUNTS_MAX, sb_mount_step, &w, 0);
-	if (w.denied)	/* by the sandbox at w.who (gone meanwhile: nothing to enforce) */
-		return judge_select(&j, w.who) ? deny(&j, op, w.rule) : 0;
+	if (w.denied) {	/* by the sandbox at w.who */
+		judge_select(&j, w.who);
+		return deny(&j, op, w.rule);
+	}
 	/* A list longer than we walked may hide a mount that denies: never allow on it. */
 	if (w.unresolved || (w.pos && w.pos != w.head)) {
 		j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;

@@ -380,9 +380,13 @@ static long inet_report(__u32 i, void *ctx)
 	if (p->what[k] == NET_PASS)
 		return 0;
 	res = judge_begin(&j);
+	/* The chain again: the sandbox at k went meanwhile if it is shorter now. */
+	if (res > 0 && k >= j.s->chain.n)
+		return 0;
 	if (p->what[k] == NET_GRANTED) {
 		/* The grant's use is reported; without memory for the event it still allows. */
-		if (res > 0 && judge_select(&j, k)) {
+		if (res > 0) {
+			judge_select(&j, k);
 			event_net(&j, p->sock, &p->t);
 			emit(&j, p->op, SBX_VERDICT_GRANTED, p->rule[k], 0);
 		}
@@ -392,8 +396,7 @@ static long inet_report(__u32 i, void *ctx)
 		p->res = res;
 		return 1;
 	}
-	if (!judge_select(&j, k))
-		return 0;	/* that sandbox went meanwhile */
+	judge_select(&j, k);
 	j.s->ev.domain_id = p->domain_id[k];
 	event_net(&j, p->sock, &p->t);
 	p->res = deny(&j, p->op, p->rule[k]);

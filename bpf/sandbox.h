@@ -90,12 +90,34 @@ struct walk_buf {
 	char b[2 * SBX_PATH_MAX + SBX_NAME_MAX + 1];
 };
 
+/*
+ * What a judging call reads of a sandbox's entry, copied with the lookup
+ * that found it: an entry replaced or deleted while the call runs may be
+ * reused at once for another cgroup (`sandboxes` is preallocated), so the
+ * call keeps judging by the policy in force when it began. Policy ids are
+ * never reused, and attach purges a replaced policy's rules only after a
+ * grace period (loader__wait_judging).
+ */
+struct sbx_sb_copy {
+	__u32 policy_id;
+	__u32 flags;
+	__u32 any_depth_mask;
+};
+
 /* The sandboxes a task is under, outermost first (current_chain). */
 struct sbx_chain {
 	__u64 cgid[SBX_NEST_MAX];
+	struct sbx_sb_copy sb[SBX_NEST_MAX];
 	__u32 n;
 	__u32 overflow;
 };
+
+static __always_inline void sb_copy(struct sbx_sb_copy *c, const struct sbx_sandbox *sb)
+{
+	c->policy_id = sb->policy_id;
+	c->flags = sb->flags;
+	c->any_depth_mask = sb->any_depth_mask;
+}
 
 /* One allowed use of a descriptor, remembered for a short while (fs.bpf.c fd_cached). */
 #define SBX_FD_CACHE	4	/* files a task remembers at once (all are looked at) */
@@ -117,8 +139,6 @@ struct sbx_scratch {
 	struct sbx_event ev;
 	struct walk_buf walk;
 	struct sbx_chain chain;	/* here, not on the stack: the matcher's calls need that room */
-	/* The chain's policies, for walks that judge by all of them at once (fs.bpf.c sb_walk). */
-	__u32 nest_policy[SBX_NEST_MAX], nest_mask[SBX_NEST_MAX], nest_audit[SBX_NEST_MAX];
 	struct fs_verdict verdict;	/* fs.bpf.c match_one's */
 	__u32 emitted;		/* records emit() was asked for since the hook reset it */
 	__u32 quiet_grants;	/* grants allow without an event (a descriptor's use: its open told) */
@@ -427,6 +447,7 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 	sb = nest_set ? NULL : bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb && !(sb->flags & SBX_SANDBOX_ARMING)) {
 		c->cgid[0] = id;
+		sb_copy(&c->sb[0], sb);
 		c->n = 1;
 		return 1;
 	}
@@ -442,6 +463,7 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 			break;
 		}
 		c->cgid[c->n & (SBX_NEST_MAX - 1)] = id;
+		sb_copy(&c->sb[c->n & (SBX_NEST_MAX - 1)], sb);
 		c->n++;
 	}
 	if (c->n)
@@ -550,7 +572,7 @@ extern int sbx_arm_current(void);
  * to be given back is in the slot (struct sbx_scratch slot).
  */
 struct judge {
-	struct sbx_sandbox *sb;		/* the sandbox being judged for (one of s->chain) */
+	const struct sbx_sb_copy *sb;	/* the sandbox being judged for (in s->chain) */
 	__u64 sandbox_cgid;
 	struct sbx_scratch *s;		/* this call's work slot; NULL: none claimed */
 };
@@ -638,27 +660,23 @@ static __noinline struct sbx_scratch *work_get(void)
 }
 
 /*
- * Make the @i-th sandbox of the chain the one judged for. False if it went
- * meanwhile. Looked up again for each check, not kept from the call's
- * begin: `sandboxes` is preallocated, so an entry replaced or deleted
- * during the walk may already hold another sandbox's values.
+ * Make the @i-th sandbox of the chain the one judged for: its copy, taken
+ * when the call began (struct sbx_sb_copy), not the map entry, which may
+ * hold another sandbox's values by now. Never NULL, so it sits in a
+ * condition (for_each_sandbox).
  */
-static __always_inline bool judge_select(struct judge *j, __u32 i)
+static __always_inline const struct sbx_sb_copy *judge_select(struct judge *j, __u32 i)
 {
-	__u64 id = j->s->chain.cgid[i & (SBX_NEST_MAX - 1)];
-
-	j->sb = bpf_map_lookup_elem(&sandboxes, &id);
-	j->sandbox_cgid = id;
-	return j->sb != NULL;
+	j->sb = &j->s->chain.sb[i & (SBX_NEST_MAX - 1)];
+	j->sandbox_cgid = j->s->chain.cgid[i & (SBX_NEST_MAX - 1)];
+	return j->sb;
 }
 
 /*
  * The common case of a chain, without nesting: the task sits in its
- * sandbox's cgroup. Then the chain is that one sandbox, and its entry is
- * selected with the one lookup that found it (sbx_current_chain cannot
- * hand an entry back: a global function returns numbers). The key is
- * j->sandbox_cgid, the task's cgroup as judge_begin_as read it: 6.1's
- * stack has no room for another.
+ * sandbox's cgroup. Then the chain is that one sandbox, copied with the
+ * one lookup that found it. The key is j->sandbox_cgid, the task's cgroup
+ * as judge_begin_as read it: 6.1's stack has no room for another.
  */
 static __always_inline bool judge_own_cgroup(struct judge *j)
 {
@@ -671,9 +689,10 @@ static __always_inline bool judge_own_cgroup(struct judge *j)
 	if (!sb || (sb->flags & SBX_SANDBOX_ARMING))
 		return false;
 	j->s->chain.cgid[0] = j->sandbox_cgid;
+	sb_copy(&j->s->chain.sb[0], sb);
 	j->s->chain.n = 1;
 	j->s->chain.overflow = 0;
-	j->sb = sb;
+	j->sb = &j->s->chain.sb[0];
 	return true;
 }
 
@@ -737,7 +756,8 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 	}
 	if (!j->s->chain.n)
 		return 0;	/* in no sandbox: the outside cache did not know it yet (now it does) */
-	return judge_select(j, 0) ? 1 : 0;
+	judge_select(j, 0);
+	return 1;
 }
 
 static __always_inline int judge_begin(struct judge *j)
