@@ -1210,10 +1210,11 @@ static long sb_mount_step(__u32 i, void *ctx)
 	w->judged++;
 	for (__u32 k = 0; k < SBX_NEST_MAX; k++) {
 		const struct sbx_sb_copy *c = &w->s->chain.sb[k];
-		bool audit = c->flags & SBX_SANDBOX_AUDIT;
+		bool audit;
 
 		if (k >= w->n)
 			break;
+		audit = c->flags & SBX_SANDBOX_AUDIT;
 		fs_match((struct sbx_path *)w->s->ev.path, w->s->ev.path_len, c->policy_id,
 			 c->any_depth_mask & 0xf, &v);
 		if (!v.write_deny)

@@ -320,25 +320,25 @@ static __always_inline bool steerable(struct socket *sock, const struct net_targ
 enum { NET_PASS, NET_GRANTED, NET_DENIED };
 
 /*
- * What sandbox @cgid's policy says of @t: NET_PASS, NET_GRANTED or
+ * What sandbox @cgid's policy (@sb: its entry as the chain copied it)
+ * says of @t: NET_PASS, NET_GRANTED or
  * NET_DENIED, with the rule and the name in @why. @steer: the traffic goes
  * to the resolver (steerable()), which a sandbox with domain rules lets
  * through. A global function: the verifier checks it once, on its own,
  * instead of once per sandbox of the chain with every combination of the
  * others' outcomes, which took socket_sendmsg to 86 % of its limit on 7.x.
  */
-__noinline int sbx_inet_verdict(__u64 cgid, __u32 steer, struct net_target *t, struct net_why *why)
+__noinline int sbx_inet_verdict(__u64 cgid, const struct sbx_sb_copy *sb, __u32 steer, struct net_target *t,
+				struct net_why *why)
 {
-	struct sbx_sandbox *sb;
 	__u32 verdict;
 	int allowed;
 
-	if (!t || !why)
+	if (!sb || !t || !why)
 		return NET_PASS;
 	why->rule = SBX_RULE_NET_DEFAULT;
 	why->domain_id = 0;
-	sb = bpf_map_lookup_elem(&sandboxes, &cgid);
-	if (!sb || (steer && (sb->flags & SBX_SANDBOX_DNS)))
+	if (steer && (sb->flags & SBX_SANDBOX_DNS))
 		return NET_PASS;
 	verdict = cidr_verdict(sb->policy_id, t, &why->rule);
 	if (verdict == SBX_NET_ALLOW)
@@ -354,6 +354,7 @@ __noinline int sbx_inet_verdict(__u64 cgid, __u32 steer, struct net_target *t, s
 
 /* judge_inet's two passes share this: the verdicts of the first, what the second made of them. */
 struct inet_pass {
+	struct sbx_chain c;			/* the sandboxes both passes judge for */
 	struct socket *sock;
 	struct net_target t;
 	__u32 op;
@@ -380,13 +381,11 @@ static long inet_report(__u32 i, void *ctx)
 	if (p->what[k] == NET_PASS)
 		return 0;
 	res = judge_begin(&j);
-	/* The chain again: the sandbox at k went meanwhile if it is shorter now. */
-	if (res > 0 && k >= j.s->chain.n)
-		return 0;
+	if (res > 0)
+		judge_as(&j, &p->c, k);
 	if (p->what[k] == NET_GRANTED) {
 		/* The grant's use is reported; without memory for the event it still allows. */
 		if (res > 0) {
-			judge_select(&j, k);
 			event_net(&j, p->sock, &p->t);
 			emit(&j, p->op, SBX_VERDICT_GRANTED, p->rule[k], 0);
 		}
@@ -396,7 +395,6 @@ static long inet_report(__u32 i, void *ctx)
 		p->res = res;
 		return 1;
 	}
-	judge_select(&j, k);
 	j.s->ev.domain_id = p->domain_id[k];
 	event_net(&j, p->sock, &p->t);
 	p->res = deny(&j, p->op, p->rule[k]);
@@ -411,19 +409,19 @@ static long inet_report(__u32 i, void *ctx)
 static __always_inline int judge_inet(struct socket *sock, const struct net_target *t, __u32 op)
 {
 	struct inet_pass p = { .sock = sock, .t = *t, .op = op };
-	struct sbx_chain c;
 	__u32 i, steer, report = 0;
 	int what;
 
-	if (!current_chain(&c))
+	if (!current_chain(&p.c))
 		return 0;
 	steer = steerable(sock, t);
 	for (i = 0; i < SBX_NEST_MAX; i++) {
 		struct net_why why;
 
-		if (i >= c.n)
+		if (i >= p.c.n)
 			break;
-		what = sbx_inet_verdict(c.cgid[i & (SBX_NEST_MAX - 1)], steer, &p.t, &why);
+		what = sbx_inet_verdict(p.c.cgid[i & (SBX_NEST_MAX - 1)], &p.c.sb[i & (SBX_NEST_MAX - 1)], steer,
+					&p.t, &why);
 		if (what != NET_GRANTED && what != NET_DENIED)
 			continue;
 		p.what[i & (SBX_NEST_MAX - 1)] = what;
@@ -434,7 +432,7 @@ static __always_inline int judge_inet(struct socket *sock, const struct net_targ
 	if (report)
 		bpf_loop(report, inet_report, &p, 0);
 	/* Every refusal here is -EACCES (deny, or no memory to judge with); said so for the verifier. */
-	return p.res || c.overflow ? -EACCES : 0;
+	return p.res || p.c.overflow ? -EACCES : 0;
 }
 
 SBX_LSM(socket_connect, net_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen)
@@ -495,9 +493,7 @@ SBX_LSM(socket_sendmsg, net_socket_sendmsg, struct socket *sock, struct msghdr *
 	len = BPF_CORE_READ(msg, msg_namelen);
 	if (!name || !len ||
 	    !read_inet(name, len, BPF_CORE_READ(sock, sk, __sk_common.skc_family), INET_DEST, &t)) {
-		struct sbx_chain c;
-
-		if (to_resolver(sock) && current_chain(&c))
+		if (to_resolver(sock) && current_chain_n())
 			note_dns_client(sock);
 		return 0;
 	}

@@ -673,6 +673,21 @@ static __always_inline const struct sbx_sb_copy *judge_select(struct judge *j, _
 }
 
 /*
+ * Judge for sandbox @k of @c, a chain the caller took earlier in this
+ * call (net.bpf.c judge_inet's first pass), not the one judge_begin just
+ * took: a sandbox added or removed in between would shift the indexes.
+ */
+static __always_inline void judge_as(struct judge *j, const struct sbx_chain *c, __u32 k)
+{
+	k &= SBX_NEST_MAX - 1;
+	j->s->chain.cgid[0] = c->cgid[k];
+	j->s->chain.sb[0] = c->sb[k];
+	j->s->chain.n = 1;
+	j->s->chain.overflow = 0;
+	judge_select(j, 0);
+}
+
+/*
  * The common case of a chain, without nesting: the task sits in its
  * sandbox's cgroup. Then the chain is that one sandbox, copied with the
  * one lookup that found it. The key is j->sandbox_cgid, the task's cgroup

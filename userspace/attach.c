@@ -1008,7 +1008,7 @@ static int detach_id(const char *pin_dir, __u64 cgid, const char *path)
 		ret = restore_limits(cgid, path);
 	if (!ret) {
 		detach_resolver(cgid);
-		if ((ret = sandbox_forget(l, pin_dir, cgid, &sb)))
+		if ((ret = sandbox_forget(l, pin_dir, cgid, &sb, path != NULL)))
 			p_err("detach: %s", strerror(-ret));
 	}
 	if (lock >= 0)

@@ -13,12 +13,21 @@
 #include "loader.h"
 #include "sbxstate.h"
 
-int sandbox_forget(struct sbx_loader *l, const char *pin_dir, __u64 cgid, const struct sbx_sandbox *sb)
+int sandbox_forget(struct sbx_loader *l, const char *pin_dir, __u64 cgid, const struct sbx_sandbox *sb,
+		   bool live)
 {
 	int err = loader__remove_sandbox(l, cgid);
 
 	if (err)
 		return err;
+	/*
+	 * A call that began before the removal judges by its copy of the
+	 * entry (bpf/sandbox.h struct sbx_sb_copy): its rules stay until it
+	 * ends, or a write it judges finds no allowWrite rule and is refused.
+	 * Best effort: without membarrier, such a call is refused at worst.
+	 */
+	if (live)
+		loader__wait_judging();
 	loader__unpin_steer(pin_dir, cgid);
 	/* File grants are entries of the policy, connect grants slots of the cgroup. */
 	loader__purge_policy(l, sb->policy_id);
@@ -87,7 +96,7 @@ int sandbox_forget_gone(struct sbx_loader *l, const char *pin_dir, forget_fn fn,
 		}
 		if (fn)
 			fn(ctx, gone[i], st);
-		forgot += !sandbox_forget(l, pin_dir, gone[i], &sb);
+		forgot += !sandbox_forget(l, pin_dir, gone[i], &sb, false);	/* no task left to judge */
 		json_decref(st);
 	}
 	return forgot;

@@ -19,8 +19,14 @@
 
 struct sbx_loader;
 
-/* Forget @cgid, whose entry was @sb. The caller holds the records' lock. 0 or -errno (the entry's removal). */
-int sandbox_forget(struct sbx_loader *l, const char *pin_dir, __u64 cgid, const struct sbx_sandbox *sb);
+/*
+ * Forget @cgid, whose entry was @sb. @live: tasks may still run under it
+ * (detach of a cgroup that exists): its rules go only after calls that
+ * began judging by them have ended. The caller holds the records' lock.
+ * 0 or -errno (the entry's removal).
+ */
+int sandbox_forget(struct sbx_loader *l, const char *pin_dir, __u64 cgid, const struct sbx_sandbox *sb,
+		   bool live);
 
 /*
  * Is the cgroup @cgid recorded at @path gone (no directory there, or one
