@@ -96,7 +96,7 @@ struct walk_buf {
  * reused at once for another cgroup (`sandboxes` is preallocated), so the
  * call keeps judging by the policy in force when it began. Policy ids are
  * never reused, and attach purges a replaced policy's rules only after a
- * grace period (loader__wait_judging).
+ * grace period (loader__wait_judging; detach likewise).
  */
 struct sbx_sb_copy {
 	__u32 policy_id;
