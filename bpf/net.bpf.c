@@ -380,18 +380,21 @@ static long inet_report(__u32 i, void *ctx)
 
 	if (p->what[k] == NET_PASS)
 		return 0;
-	res = judge_begin(&j);
-	if (res > 0)
-		judge_as(&j, &p->c, k);
+	res = judge_begin_for(&j, &p->c, k);
 	if (p->what[k] == NET_GRANTED) {
 		/* The grant's use is reported; without memory for the event it still allows. */
 		if (res > 0) {
 			event_net(&j, p->sock, &p->t);
 			emit(&j, p->op, SBX_VERDICT_GRANTED, p->rule[k], 0);
+		} else {
+			stat_inc(SBX_STAT_EVENTS_LOST);
 		}
 		return 0;
 	}
-	if (res <= 0) {
+	if (res < 0) {
+		/* Fail closed; the lost event is counted. */
+		stat_inc(SBX_STAT_DENIED);
+		stat_inc(SBX_STAT_EVENTS_LOST);
 		p->res = res;
 		return 1;
 	}

@@ -103,6 +103,8 @@ struct sbx_sb_copy {
 	__u32 flags;
 	__u32 any_depth_mask;
 };
+/* Read at a variable index on the stack (net.bpf.c inet_pass), which the verifier wants aligned. */
+_Static_assert(sizeof(struct sbx_sb_copy) == 12, "sbx_sb_copy: 4-byte fields only");
 
 /* The sandboxes a task is under, outermost first (current_chain). */
 struct sbx_chain {
@@ -485,9 +487,9 @@ static __always_inline __u32 current_chain(struct sbx_chain *c)
 
 /*
  * Whether the task is sandboxed at all, without storing the chain: asked
- * only when no work slot is free (judge_memory), so that a task in no
- * sandbox is let go there rather than refused; its common answer ("no")
- * comes from the outside cache.
+ * when no work slot is free (judge_memory), so that a task in no sandbox
+ * is let go there rather than refused, and by sendmsg to the resolver
+ * (net.bpf.c); its common answer ("no") comes from the outside cache.
  */
 #ifdef SBX_DEFINE_MAPS
 __noinline int sbx_sandboxed(void)
@@ -673,21 +675,6 @@ static __always_inline const struct sbx_sb_copy *judge_select(struct judge *j, _
 }
 
 /*
- * Judge for sandbox @k of @c, a chain the caller took earlier in this
- * call (net.bpf.c judge_inet's first pass), not the one judge_begin just
- * took: a sandbox added or removed in between would shift the indexes.
- */
-static __always_inline void judge_as(struct judge *j, const struct sbx_chain *c, __u32 k)
-{
-	k &= SBX_NEST_MAX - 1;
-	j->s->chain.cgid[0] = c->cgid[k];
-	j->s->chain.sb[0] = c->sb[k];
-	j->s->chain.n = 1;
-	j->s->chain.overflow = 0;
-	judge_select(j, 0);
-}
-
-/*
  * The common case of a chain, without nesting: the task sits in its
  * sandbox's cgroup. Then the chain is that one sandbox, copied with the
  * one lookup that found it. The key is j->sandbox_cgid, the task's cgroup
@@ -730,6 +717,20 @@ static __always_inline int judge_memory(struct judge *j)
 	return current_chain_n() ? -EACCES : 0;
 }
 
+/* What a call's event starts from: what an earlier call left in the slot, cleared. */
+static __always_inline void event_reset(struct sbx_scratch *s)
+{
+	s->ev.flags = 0;
+	s->ev.path_len = 0;
+	s->ev.path2_len = 0;
+	s->ev.domain_id = 0;
+	s->ev.family = 0;
+	s->ev.arg = 0;
+	s->ev.target = 0;
+	s->quiet_grants = 0;
+	s->ev.path[0] = '\0';
+}
+
 /* 1: sandboxed, go on judging; 0: not sandboxed; -EACCES: cannot judge (no memory). */
 static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 {
@@ -752,15 +753,7 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 	}
 	if (res <= 0)
 		return res;
-	j->s->ev.flags = 0;
-	j->s->ev.path_len = 0;
-	j->s->ev.path2_len = 0;
-	j->s->ev.domain_id = 0;
-	j->s->ev.family = 0;
-	j->s->ev.arg = 0;
-	j->s->ev.target = 0;
-	j->s->quiet_grants = 0;
-	j->s->ev.path[0] = '\0';
+	event_reset(j->s);
 	if (judge_own_cgroup(j))
 		return 1;
 	/* The chain goes straight to scratch memory: the matcher's calls need the stack. */
@@ -778,6 +771,30 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 static __always_inline int judge_begin(struct judge *j)
 {
 	return judge_begin_as(j, false);
+}
+
+/*
+ * Begin judging for sandbox @k of @c, a chain the caller took earlier in
+ * this call (net.bpf.c judge_inet's first pass), without asking again
+ * which sandboxes the task is under: an answer taken now could list
+ * others, or none, once one was added or removed in between, and the
+ * first pass's verdicts are @c's. 1, or -EACCES when no work slot is free
+ * (nothing counted: the caller knows what that refuses).
+ */
+static __always_inline int judge_begin_for(struct judge *j, const struct sbx_chain *c, __u32 k)
+{
+	if (!j->s)
+		j->s = work_get();
+	if (!j->s)
+		return -EACCES;
+	event_reset(j->s);
+	k &= SBX_NEST_MAX - 1;
+	j->s->chain.cgid[0] = c->cgid[k];
+	j->s->chain.sb[0] = c->sb[k];
+	j->s->chain.n = 1;
+	j->s->chain.overflow = 0;
+	judge_select(j, 0);
+	return 1;
 }
 
 /* For each sandbox of @j's chain, outermost first: the first denial stops it. */

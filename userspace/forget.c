@@ -23,8 +23,9 @@ int sandbox_forget(struct sbx_loader *l, const char *pin_dir, __u64 cgid, const 
 	/*
 	 * A call that began before the removal judges by its copy of the
 	 * entry (bpf/sandbox.h struct sbx_sb_copy): its rules stay until it
-	 * ends, or a write it judges finds no allowWrite rule and is refused.
-	 * Best effort: without membarrier, such a call is refused at worst.
+	 * ends, or it judges by half of them (a write finding no allowWrite
+	 * rule is refused). Best effort: membarrier waits for nothing with one
+	 * CPU online, and may be missing; the sandbox is going either way.
 	 */
 	if (live)
 		loader__wait_judging();
