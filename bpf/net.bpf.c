@@ -434,6 +434,8 @@ static __always_inline int judge_inet(struct socket *sock, const struct net_targ
 	}
 	if (report)
 		bpf_loop(report, inet_report, &p, 0);
+	if (p.c.overflow && !p.res)
+		stat_inc(SBX_STAT_DENIED);	/* more sandboxes than can be judged (sbx_current_chain) */
 	/* Every refusal here is -EACCES (deny, or no memory to judge with); said so for the verifier. */
 	return p.res || p.c.overflow ? -EACCES : 0;
 }

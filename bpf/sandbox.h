@@ -1089,11 +1089,11 @@ static __always_inline void emit(struct judge *j, __u32 op, __u32 verdict, __u32
 /* Report a denial with @error; returns what the hook returns (0 in audit mode). */
 static __always_inline int deny_err(struct judge *j, __u32 op, __u32 rule_id, int error)
 {
-	stat_inc(SBX_STAT_DENIED);
 	if (j->sb->flags & SBX_SANDBOX_AUDIT) {
 		emit(j, op, SBX_VERDICT_AUDIT, rule_id, 0);
 		return 0;
 	}
+	stat_inc(SBX_STAT_DENIED);	/* what was refused: an audit hit is not (sbx_abi.h) */
 	emit(j, op, SBX_VERDICT_DENY, rule_id, error);
 	return error;
 }

@@ -101,12 +101,19 @@ check run-dns/counts-gone "$(ls /run/sbx-bpf/dns 2>/dev/null | wc -l)" 0
 # A run waits for the daemon's last records only if its sandbox counted something
 # (loader__sandbox_quiet). The last act before exit is the violation: its record still
 # comes back, denied or audited; a clean run gets none.
+# The kernel's "denied" counter (status .counters.denied) counts what was refused: an audit
+# hit is a violation but no refusal.
+denied() { sbx-bpf status --json | jq -r '.counters.denied'; }
+den0=$(denied)
 out=$(sbx-bpf run --deny-read "$W/data/a" --events "$W/last.json" -- sbx-probe open "$W/data/a" 2>"$W/last.err")
 check last/enforced "$out" EACCES
+den1=$(denied)
+check last/denied-counted "$([ "$den1" -gt "$den0" ] && echo yes || echo "no: $den0 -> $den1")" yes
 check_json last/json-event "$W/last.json" "any(.[]; .op == \"read\" and .path == \"$W/data/a\" and .verdict == \"denied\")"
 grep -q "^sbx-bpf: denied read $W/data/a" "$W/last.err" && pass last/human-event || fail last/human-event "$(cat "$W/last.err")"
 out=$(sbx-bpf run --audit --deny-read "$W/data/a" --events "$W/audit.json" -- sbx-probe open "$W/data/a" 2>/dev/null)
 check last/audit-allowed "$out" OK
+check last/audit-not-denied "$(($(denied) - den1))" 0
 check_json last/audit-event "$W/audit.json" "any(.[]; .path == \"$W/data/a\" and .verdict == \"audit\")"
 out=$(sbx-bpf run --deny-read "$W/data/a" --events "$W/clean.json" -- sbx-probe open "$W/data/b" 2>"$W/clean.err")
 check clean/allowed "$out" OK
