@@ -121,6 +121,18 @@ static __always_inline void sb_copy(struct sbx_sb_copy *c, const struct sbx_sand
 	c->any_depth_mask = sb->any_depth_mask;
 }
 
+/*
+ * Make @c the chain of one sandbox, @cgid's, as most judged tasks have
+ * (no nesting): where that sandbox's copy goes, for the caller to fill.
+ */
+static __always_inline struct sbx_sb_copy *chain_one(struct sbx_chain *c, __u64 cgid)
+{
+	c->cgid[0] = cgid;
+	c->n = 1;
+	c->overflow = 0;
+	return &c->sb[0];
+}
+
 /* One allowed use of a descriptor, remembered for a short while (fs.bpf.c fd_cached). */
 #define SBX_FD_CACHE	4	/* files a task remembers at once (all are looked at) */
 struct sbx_fd_seen {
@@ -448,9 +460,7 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 	id = self;
 	sb = nest_set ? NULL : bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb && !(sb->flags & SBX_SANDBOX_ARMING)) {
-		c->cgid[0] = id;
-		sb_copy(&c->sb[0], sb);
-		c->n = 1;
+		sb_copy(chain_one(c, id), sb);
 		return 1;
 	}
 	for (level = 1; level < SBX_CGROUP_MAX_LEVELS; level++) {
@@ -690,11 +700,8 @@ static __always_inline bool judge_own_cgroup(struct judge *j)
 	sb = bpf_map_lookup_elem(&sandboxes, &j->sandbox_cgid);
 	if (!sb || (sb->flags & SBX_SANDBOX_ARMING))
 		return false;
-	j->s->chain.cgid[0] = j->sandbox_cgid;
-	sb_copy(&j->s->chain.sb[0], sb);
-	j->s->chain.n = 1;
-	j->s->chain.overflow = 0;
-	j->sb = &j->s->chain.sb[0];
+	sb_copy(chain_one(&j->s->chain, j->sandbox_cgid), sb);
+	judge_select(j, 0);
 	return true;
 }
 
@@ -789,10 +796,7 @@ static __always_inline int judge_begin_for(struct judge *j, const struct sbx_cha
 		return -EACCES;
 	event_reset(j->s);
 	k &= SBX_NEST_MAX - 1;
-	j->s->chain.cgid[0] = c->cgid[k];
-	j->s->chain.sb[0] = c->sb[k];
-	j->s->chain.n = 1;
-	j->s->chain.overflow = 0;
+	*chain_one(&j->s->chain, c->cgid[k]) = c->sb[k];
 	judge_select(j, 0);
 	return 1;
 }
