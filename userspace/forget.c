@@ -27,8 +27,11 @@ int sandbox_forget(struct sbx_loader *l, const char *pin_dir, __u64 cgid, const 
 	 * rule is refused). Best effort: membarrier waits for nothing with one
 	 * CPU online, and may be missing; the sandbox is going either way.
 	 */
-	if (live)
+	if (live) {
 		loader__wait_judging();
+		/* Those calls may have counted for it again (loader__prune_sandbox_stats). */
+		loader__drop_sandbox_stats(l, cgid);
+	}
 	loader__unpin_steer(pin_dir, cgid);
 	/* File grants are entries of the policy, connect grants slots of the cgroup. */
 	loader__purge_policy(l, sb->policy_id);
@@ -100,5 +103,7 @@ int sandbox_forget_gone(struct sbx_loader *l, const char *pin_dir, forget_fn fn,
 		forgot += !sandbox_forget(l, pin_dir, gone[i], &sb, false);	/* no task left to judge */
 		json_decref(st);
 	}
+	/* Counters made again after an earlier removal, by any command (sandbox_forget). */
+	loader__prune_sandbox_stats(l);
 	return forgot;
 }

@@ -684,8 +684,18 @@ int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid)
 	if (bpf_map_delete_elem(map_fd(l, M_SANDBOXES), &cgid))
 		return -errno;
 	__atomic_sub_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
-	bpf_map_delete_elem(map_fd(l, M_SANDBOX_STATS), &cgid);	/* none yet if it never refused anything */
+	loader__drop_sandbox_stats(l, cgid);
 	return 0;
+}
+
+void loader__drop_sandbox_stats(struct sbx_loader *l, __u64 cgid)
+{
+	bpf_map_delete_elem(map_fd(l, M_SANDBOX_STATS), &cgid);	/* none yet if it never refused anything */
+}
+
+int loader__prune_sandbox_stats(struct sbx_loader *l)
+{
+	return map_prune(map_fd(l, M_SANDBOX_STATS), sizeof(__u64), map_fd(l, M_SANDBOXES));
 }
 
 /* The sandbox's counters summed over CPUs; -ENOENT: it has no entry. */

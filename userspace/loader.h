@@ -88,6 +88,15 @@ int loader__sandbox_stats(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox_s
  */
 bool loader__sandbox_quiet(struct sbx_loader *l, __u64 cgid);
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
+/*
+ * Drop the counters of every sandbox no longer in place: a call that began
+ * before a removal and counts after it makes them again (count_for_sandbox),
+ * and nothing else would; left, they fill the map and new sandboxes go
+ * uncounted. 0 or -errno.
+ */
+int loader__prune_sandbox_stats(struct sbx_loader *l);
+/* Drop the counters of the sandbox of @cgid (removed): none may be there. */
+void loader__drop_sandbox_stats(struct sbx_loader *l, __u64 cgid);
 
 /*
  * Every sandbox lies beneath the cgroup open at @cgroup_fd: tasks elsewhere

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "mappurge.h"
 
@@ -28,17 +29,34 @@ static int doom(struct doomed *d, const void *key, size_t key_size)
 	return 0;
 }
 
+/*
+ * Which keys go: those holding @id at @off (map_purge), or, with @keep set,
+ * those the map @keep has no entry for (map_prune; @value takes the entry).
+ */
+struct doom_test {
+	size_t off, id_len;
+	const void *id;
+	int keep;
+	void *value;
+};
+
+static bool doomed(const struct doom_test *t, const char *key)
+{
+	if (!t->value)
+		return !memcmp(key + t->off, t->id, t->id_len);
+	return bpf_map_lookup_elem(t->keep, key, t->value) && errno == ENOENT;
+}
+
 #define PURGE_BATCH	1024	/* keys per BPF_MAP_LOOKUP_BATCH call */
 
 /*
- * The keys of hash map @fd whose bytes at @off are @id, PURGE_BATCH keys per
+ * The keys of hash map @fd that @t dooms, PURGE_BATCH keys per
  * system call: with many sandboxes, a detach reads every rule of every
  * policy, and one call per key made that cost grow with all of them.
  * -EOPNOTSUPP where batches are not to be had (an LPM trie; a bucket
  * larger than a batch): the caller walks key by key.
  */
-static int doom_batched(int fd, size_t key_size, size_t off, const void *id, size_t id_len,
-			struct doomed *d)
+static int doom_batched(int fd, size_t key_size, const struct doom_test *t, struct doomed *d)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), count, token;
@@ -65,7 +83,7 @@ static int doom_batched(int fd, size_t key_size, size_t off, const void *id, siz
 		}
 		first = false;
 		for (__u32 i = 0; !err && i < count; i++)
-			if (!memcmp(keys + i * key_size + off, id, id_len))
+			if (doomed(t, keys + i * key_size))
 				err = doom(d, keys + i * key_size, key_size);
 	}
 	free(keys);
@@ -74,8 +92,7 @@ static int doom_batched(int fd, size_t key_size, size_t off, const void *id, siz
 }
 
 /* The same, one key per call: every map type has that. */
-static int doom_walked(int fd, size_t key_size, size_t off, const void *id, size_t id_len,
-		       struct doomed *d)
+static int doom_walked(int fd, size_t key_size, const struct doom_test *t, struct doomed *d)
 {
 	char key[MAP_PURGE_KEY_MAX], next[MAP_PURGE_KEY_MAX];
 	bool first = true;
@@ -84,24 +101,21 @@ static int doom_walked(int fd, size_t key_size, size_t off, const void *id, size
 	while (!err && !bpf_map_get_next_key(fd, first ? NULL : key, next)) {
 		first = false;
 		memcpy(key, next, key_size);
-		if (!memcmp(key + off, id, id_len))
+		if (doomed(t, key))
 			err = doom(d, key, key_size);
 	}
 	return err;
 }
 
-int map_purge(int fd, size_t key_size, size_t off, const void *id, size_t id_len)
+static int purge(int fd, size_t key_size, const struct doom_test *t)
 {
 	struct doomed d = {};
 	int err, del_err = 0;
 
-	if (key_size > MAP_PURGE_KEY_MAX || off + id_len > key_size)
-		return -EINVAL;
-	err = doom_batched(fd, key_size, off, id, id_len, &d);
-
+	err = doom_batched(fd, key_size, t, &d);
 	if (err == -EOPNOTSUPP) {
 		d.n = 0;	/* a batch that failed midway: start over, key by key */
-		err = doom_walked(fd, key_size, off, id, id_len, &d);
+		err = doom_walked(fd, key_size, t, &d);
 	}
 	/* Deleted after the walk: deleting while walking restarts it. */
 	for (size_t i = 0; !err && i < d.n; i++)
@@ -109,4 +123,36 @@ int map_purge(int fd, size_t key_size, size_t off, const void *id, size_t id_len
 			del_err = -errno;
 	free(d.key);
 	return err ?: del_err;
+}
+
+int map_purge(int fd, size_t key_size, size_t off, const void *id, size_t id_len)
+{
+	struct doom_test t = { .off = off, .id = id, .id_len = id_len };
+
+	if (key_size > MAP_PURGE_KEY_MAX || off + id_len > key_size)
+		return -EINVAL;
+	return purge(fd, key_size, &t);
+}
+
+int map_prune(int fd, size_t key_size, int keep)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct doom_test t = { .keep = keep };
+	int err;
+
+	if (key_size > MAP_PURGE_KEY_MAX)
+		return -EINVAL;
+	if (bpf_obj_get_info_by_fd(keep, &info, &len))
+		return -errno;
+	if (info.key_size != key_size)
+		return -EINVAL;
+	/* Per-CPU maps hold a value per possible CPU: room for the largest there is. */
+	t.value = calloc(libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1,
+			 (info.value_size + 7) & ~7u);
+	if (!t.value)
+		return -ENOMEM;
+	err = purge(fd, key_size, &t);
+	free(t.value);
+	return err;
 }

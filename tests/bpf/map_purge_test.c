@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * map_purge() (userspace/mappurge.c) on real maps of the host kernel: a hash
- * map read in batches, an LPM trie walked key by key. Needs root (or
- * CAP_BPF), as the other tests of this layer.
+ * map_purge() and map_prune() (userspace/mappurge.c) on real maps of the
+ * host kernel: a hash map read in batches, an LPM trie and a per-CPU hash
+ * walked key by key. Needs root (or CAP_BPF), as the other tests of this
+ * layer.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "mappurge.h"
 
@@ -121,6 +124,61 @@ static void test_lpm_walked(void **state)
 	close(fd);
 }
 
+/*
+ * map_prune: counters keyed by cgroup id, kept only for the ids the
+ * sandboxes map still has (loader__prune_sandbox_stats). Every third of the
+ * first @kept ids has a sandbox; @n ids have counters.
+ */
+static void prune_case(enum bpf_map_type type, int n, int kept)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
+	int keep = bpf_map_create(BPF_MAP_TYPE_HASH, "prune_keep", 8, 40, kept + 1, &o);
+	int fd = bpf_map_create(type, "prune_stats", 8, 56, n + 1, &o), ncpu = libbpf_num_possible_cpus();
+	char sandbox[40] = "sandbox", *counters = calloc(ncpu, 56);
+	__u64 key, next;
+	int left = 0;
+
+	assert_true(keep >= 0 && fd >= 0 && counters);
+	for (key = 0; key < (__u64)kept; key += 3)
+		assert_int_equal(bpf_map_update_elem(keep, &key, sandbox, BPF_NOEXIST), 0);
+	for (key = 0; key < (__u64)n; key++) {
+		for (int c = 0; c < ncpu; c++)
+			memcpy(counters + c * 56, &key, sizeof(key));	/* each entry's counters tell its key */
+		assert_int_equal(bpf_map_update_elem(fd, &key, counters, BPF_NOEXIST), 0);
+	}
+	assert_int_equal(map_prune(fd, 8, keep), 0);
+	for (int first = 1; !bpf_map_get_next_key(fd, first ? NULL : &key, &next); first = 0) {
+		key = next;
+		left++;
+		assert_true(key < (__u64)kept && key % 3 == 0);
+		assert_int_equal(bpf_map_lookup_elem(fd, &key, counters), 0);
+		assert_memory_equal(counters, &key, sizeof(key));	/* a kept entry is untouched */
+	}
+	assert_int_equal(left, (kept + 2) / 3);
+	key = 3;
+	assert_int_equal(bpf_map_lookup_elem(keep, &key, sandbox), 0);	/* the kept map is only read */
+	free(counters);
+	close(fd);
+	close(keep);
+}
+
+/* The sandboxes' counters are per-CPU (walked); a plain hash goes by batches. */
+static void test_prune_percpu(void **state) { (void)state; prune_case(BPF_MAP_TYPE_PERCPU_HASH, 300, 100); }
+static void test_prune_batches(void **state) { (void)state; prune_case(BPF_MAP_TYPE_HASH, 3000, 2500); }
+
+static void test_prune_bad_arguments(void **state)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
+	int keep = bpf_map_create(BPF_MAP_TYPE_HASH, "prune_keep", 4, 8, 4, &o);
+
+	(void)state;
+	assert_true(keep >= 0);
+	assert_int_equal(map_prune(-1, 8, keep), -EINVAL);	/* keys of another size */
+	assert_int_equal(map_prune(-1, MAP_PURGE_KEY_MAX + 1, keep), -EINVAL);
+	assert_true(map_prune(-1, 4, -1) < 0);	/* no map to keep by */
+	close(keep);
+}
+
 static void test_bad_arguments(void **state)
 {
 	__u32 id = 0;
@@ -139,6 +197,9 @@ int main(void)
 		cmocka_unit_test(test_hash_absent_id),
 		cmocka_unit_test(test_lpm_walked),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_prune_percpu),
+		cmocka_unit_test(test_prune_batches),
+		cmocka_unit_test(test_prune_bad_arguments),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
