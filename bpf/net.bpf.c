@@ -392,9 +392,11 @@ static long inet_report(__u32 i, void *ctx)
 		return 0;
 	}
 	if (res < 0) {
-		/* Fail closed; the lost event is counted. */
-		stat_inc(SBX_STAT_DENIED);
+		/* Fail closed, unless the sandbox only audits; the lost event is counted. */
 		stat_inc(SBX_STAT_EVENTS_LOST);
+		if (p->c.sb[k].flags & SBX_SANDBOX_AUDIT)
+			return 0;
+		stat_inc(SBX_STAT_DENIED);
 		p->res = res;
 		return 1;
 	}

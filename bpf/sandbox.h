@@ -495,43 +495,57 @@ static __always_inline __u32 current_chain(struct sbx_chain *c)
 	return sbx_current_chain(c);
 }
 
+/* What sbx_sandboxed() answers. */
+enum { IN_NO_SANDBOX = 0, IN_ENFORCING, IN_AUDIT_ONLY };
+
 /*
- * Whether the task is sandboxed at all, without storing the chain: asked
- * when no work slot is free (judge_memory), so that a task in no sandbox
- * is let go there rather than refused, and by sendmsg to the resolver
- * (net.bpf.c); its common answer ("no") comes from the outside cache.
+ * Whether the task is sandboxed at all, without storing the chain, and
+ * whether every sandbox over it only audits (IN_AUDIT_ONLY): asked when no
+ * work slot is free (judge_memory), so that a task in no sandbox, or under
+ * audit alone, is let go there rather than refused, and by sendmsg to the
+ * resolver (net.bpf.c); its common answer ("no") comes from the outside
+ * cache.
  */
 #ifdef SBX_DEFINE_MAPS
 __noinline int sbx_sandboxed(void)
 {
 	struct sbx_sandbox *sb;
 	__u64 id, self, gen;
-	int level;
+	int level, in = IN_NO_SANDBOX;
 
 	if (!nr_sandboxes)
-		return false;
+		return IN_NO_SANDBOX;
 	gen = sandbox_gen;
 	self = bpf_get_current_cgroup_id();
 	if (outside_known(self, gen))
-		return false;
+		return IN_NO_SANDBOX;
 	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
 		goto outside;
 	sb = bpf_map_lookup_elem(&sandboxes, &self);
-	if (sb && !(sb->flags & SBX_SANDBOX_ARMING))
-		return true;
+	if (sb && !(sb->flags & SBX_SANDBOX_ARMING)) {
+		if (!(sb->flags & SBX_SANDBOX_AUDIT))
+			return IN_ENFORCING;
+		if (!nest_set)
+			return IN_AUDIT_ONLY;	/* its one sandbox */
+	}
 	for (level = 1; level < SBX_CGROUP_MAX_LEVELS; level++) {
 		id = bpf_get_current_ancestor_cgroup_id(level);
 		if (!id)
 			break;
 		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (sb && !(sb->flags & SBX_SANDBOX_ARMING))
-			return true;
+		if (!sb || (sb->flags & SBX_SANDBOX_ARMING))
+			continue;
+		if (!(sb->flags & SBX_SANDBOX_AUDIT))
+			return IN_ENFORCING;
+		in = IN_AUDIT_ONLY;
 	}
+	if (in)
+		return in;
 	if (arming_set && sbx_arming_here())
-		return false;	/* outside for now, but not for the cache */
+		return IN_NO_SANDBOX;	/* outside for now, but not for the cache */
 outside:
 	outside_keep(self, gen);
-	return false;
+	return IN_NO_SANDBOX;
 }
 #else
 extern int sbx_sandboxed(void);
@@ -539,7 +553,7 @@ extern int sbx_sandboxed(void);
 
 static __always_inline bool current_chain_n(void)
 {
-	return sbx_sandboxed();
+	return sbx_sandboxed() != IN_NO_SANDBOX;
 }
 
 /*
@@ -707,8 +721,10 @@ static __always_inline bool judge_own_cgroup(struct judge *j)
 
 /*
  * A work slot for @j, unless it has one (a second judge_begin: the same
- * slot): 1, or -EACCES when every slot of this CPU is taken by a sandboxed
- * task, 0 by one in no sandbox. Whether the task is sandboxed is told after
+ * slot): 1, or, when every slot of this CPU is taken, -EACCES for a task
+ * some enforcing sandbox covers and 0 for one in no sandbox or under audit
+ * alone (which refuses nothing: only its event, if any, is lost, and
+ * counted so). Whether the task is sandboxed is told after
  * (judge_own_cgroup, else its chain): a task the outside cache does not know
  * claims a slot for that one call. Task storage is not read here: the
  * calls that keep something in it make it (fd_use_remember,
@@ -721,7 +737,14 @@ static __always_inline int judge_memory(struct judge *j)
 	j->s = work_get();
 	if (j->s)
 		return 1;
-	return current_chain_n() ? -EACCES : 0;
+	switch (sbx_sandboxed()) {
+	case IN_ENFORCING:
+		return -EACCES;
+	case IN_AUDIT_ONLY:
+		stat_inc(SBX_STAT_EVENTS_LOST);
+		return 0;
+	}
+	return 0;
 }
 
 /* What a call's event starts from: what an earlier call left in the slot, cleared. */
