@@ -390,6 +390,47 @@ static __always_inline void stat_inc(__u32 idx)
 	stat_add(idx, 1);
 }
 
+/* What sbx_sandboxed() answers. */
+enum { IN_NO_SANDBOX = 0, IN_ENFORCING, IN_AUDIT_ONLY };
+
+#ifdef SBX_DEFINE_MAPS
+/* What a walk over the task's cgroup levels looks for (sandbox_level), and what it found. */
+struct level_scan {
+	__u32 arming;	/* 1: a sandbox arming (sbx_arming_here); 0: one in force (sbx_sandboxed) */
+	__u32 found;	/* arming: 1; in force: IN_ENFORCING or IN_AUDIT_ONLY; else 0 */
+};
+
+/*
+ * bpf_loop callback of both walks: cgroup level @i + 1 of the task. A
+ * callback is verified once, where a loop is verified level by level in
+ * every program: written as loops, the two walks cost about 2,500
+ * instructions of verification per program (144,000 of 739,000 on 6.12),
+ * and carrying "an auditing sandbox seen" through sbx_sandboxed's 740
+ * more. The price is a call per level, on paths that are rare: no free
+ * work slot, a send to the resolver, an exec while a sandbox arms.
+ */
+static long sandbox_level(__u32 i, void *ctx)
+{
+	struct level_scan *w = ctx;
+	struct sbx_sandbox *sb;
+	__u64 id = bpf_get_current_ancestor_cgroup_id(i + 1);
+
+	if (!id)
+		return 1;	/* past the task's own cgroup */
+	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	if (!sb)
+		return 0;
+	if (w->arming) {
+		w->found = !!(sb->flags & SBX_SANDBOX_ARMING);
+		return w->found;
+	}
+	if (sb->flags & SBX_SANDBOX_ARMING)
+		return 0;
+	/* An enforcing sandbox ends the walk; an auditing one is noted, and the walk goes on. */
+	w->found = sb->flags & SBX_SANDBOX_AUDIT ? IN_AUDIT_ONLY : IN_ENFORCING;
+	return w->found == IN_ENFORCING;
+}
+
 /*
  * Whether an SBX_SANDBOX_ARMING sandbox lies over the task: it is outside
  * for now, but must not be cached as outside (its exec puts it in force
@@ -399,33 +440,18 @@ static __always_inline void stat_inc(__u32 idx)
  * that flag doubled the states the verifier explores in their loops (9,000
  * instructions more in each of the 57 programs).
  */
-#ifdef SBX_DEFINE_MAPS
-/* bpf_loop callback of sbx_arming_here: cgroup level @i + 1 (verified once, not per level). */
-static long arming_level(__u32 i, void *ctx)
-{
-	__u32 *found = ctx;
-	struct sbx_sandbox *sb;
-	__u64 id = bpf_get_current_ancestor_cgroup_id(i + 1);
-
-	if (!id)
-		return 1;	/* past the task's own cgroup */
-	sb = bpf_map_lookup_elem(&sandboxes, &id);
-	*found = sb && (sb->flags & SBX_SANDBOX_ARMING);
-	return *found;
-}
-
 __noinline int sbx_arming_here(void)
 {
 	struct sbx_sandbox *sb;
 	__u64 id = bpf_get_current_cgroup_id();
-	__u32 found = 0;
+	struct level_scan w = { .arming = 1 };
 
 	/* The levels the two walks below look at: the task's own cgroup, its ancestors. */
 	sb = bpf_map_lookup_elem(&sandboxes, &id);
 	if (sb && (sb->flags & SBX_SANDBOX_ARMING))
 		return 1;
-	bpf_loop(SBX_CGROUP_MAX_LEVELS - 1, arming_level, &found, 0);
-	return found == 1;
+	bpf_loop(SBX_CGROUP_MAX_LEVELS - 1, sandbox_level, &w, 0);
+	return w.found == 1;
 }
 #else
 extern int sbx_arming_here(void);
@@ -502,9 +528,6 @@ static __always_inline __u32 current_chain(struct sbx_chain *c)
 	return sbx_current_chain(c);
 }
 
-/* What sbx_sandboxed() answers. */
-enum { IN_NO_SANDBOX = 0, IN_ENFORCING, IN_AUDIT_ONLY };
-
 /*
  * Whether the task is sandboxed at all, without storing the chain, and
  * whether every sandbox over it only audits (IN_AUDIT_ONLY): asked when no
@@ -514,35 +537,11 @@ enum { IN_NO_SANDBOX = 0, IN_ENFORCING, IN_AUDIT_ONLY };
  * cache.
  */
 #ifdef SBX_DEFINE_MAPS
-/*
- * bpf_loop callback of sbx_sandboxed: cgroup level @i + 1 of the task. A
- * callback is verified once, where a loop is verified level by level in
- * every program: written as a loop, this walk and sbx_arming_here's cost
- * about 2,500 instructions of verification per program (144,000 of
- * 739,000 on 6.12), and carrying "an auditing sandbox seen" through it
- * 740 more. The price is a call per level, on paths that are rare: no
- * free work slot, a send to the resolver, an exec while a sandbox arms.
- */
-static long sandboxed_level(__u32 i, void *ctx)
-{
-	__u32 *in = ctx;
-	struct sbx_sandbox *sb;
-	__u64 id = bpf_get_current_ancestor_cgroup_id(i + 1);
-
-	if (!id)
-		return 1;	/* past the task's own cgroup */
-	sb = bpf_map_lookup_elem(&sandboxes, &id);
-	if (!sb || (sb->flags & SBX_SANDBOX_ARMING))
-		return 0;
-	*in = sb->flags & SBX_SANDBOX_AUDIT ? IN_AUDIT_ONLY : IN_ENFORCING;
-	return *in == IN_ENFORCING;
-}
-
 __noinline int sbx_sandboxed(void)
 {
 	struct sbx_sandbox *sb;
 	__u64 self, gen;
-	__u32 in = IN_NO_SANDBOX;
+	struct level_scan w = { .arming = 0 };
 
 	if (!nr_sandboxes)
 		return IN_NO_SANDBOX;
@@ -559,9 +558,9 @@ __noinline int sbx_sandboxed(void)
 		if (!nest_set)
 			return IN_AUDIT_ONLY;	/* its one sandbox */
 	}
-	bpf_loop(SBX_CGROUP_MAX_LEVELS - 1, sandboxed_level, &in, 0);
-	if (in == IN_ENFORCING || in == IN_AUDIT_ONLY)
-		return in;
+	bpf_loop(SBX_CGROUP_MAX_LEVELS - 1, sandbox_level, &w, 0);
+	if (w.found == IN_ENFORCING || w.found == IN_AUDIT_ONLY)
+		return w.found;
 	if (arming_set && sbx_arming_here())
 		return IN_NO_SANDBOX;	/* outside for now, but not for the cache */
 outside:
