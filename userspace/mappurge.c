@@ -139,7 +139,7 @@ int map_prune(int fd, size_t key_size, int keep)
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	struct doom_test t = { .keep = keep };
-	int err;
+	int err, ncpu = libbpf_num_possible_cpus();
 
 	if (key_size > MAP_PURGE_KEY_MAX)
 		return -EINVAL;
@@ -148,8 +148,7 @@ int map_prune(int fd, size_t key_size, int keep)
 	if (info.key_size != key_size)
 		return -EINVAL;
 	/* Per-CPU maps hold a value per possible CPU: room for the largest there is. */
-	t.value = calloc(libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1,
-			 (info.value_size + 7) & ~7u);
+	t.value = calloc(ncpu > 0 ? ncpu : 1, (info.value_size + 7) & ~7u);
 	if (!t.value)
 		return -ENOMEM;
 	err = purge(fd, key_size, &t);
