@@ -486,6 +486,23 @@ int loader__attach(struct sbx_loader *l)
 	return l->skel ? sbx_bpf__attach(l->skel) : -EINVAL;
 }
 
+size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max)
+{
+	const struct bpf_object_skeleton *s = l->skel ? l->skel->skeleton : NULL;
+	size_t n = 0;
+
+	for (int i = 0; s && i < s->prog_cnt; i++) {
+		const struct bpf_prog_skeleton *p = (const void *)((const char *)s->progs + i * s->prog_skel_sz);
+
+		if (*p->link) {
+			if (n < max)
+				fds[n] = bpf_link__fd(*p->link);
+			n++;
+		}
+	}
+	return n;
+}
+
 const struct hook_gaps *loader__gaps(const struct sbx_loader *l)
 {
 	return &l->gaps;

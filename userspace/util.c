@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
 
 #include "util.h"
 
@@ -170,4 +174,67 @@ char *utf8_sanitize(const char *s, size_t len)
 	}
 	*o = '\0';
 	return out;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Close every descriptor but the @n of @keep, sorted. Best effort: a child's. */
+static void close_all_but(const int *keep, size_t n)
+{
+	unsigned int from = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned int)keep[i] > from)
+			close_range(from, keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+}
+
+/* The child of hold_until_exit: @keep sorted, @rfd (among them) the pipe's read end. */
+static _Noreturn void hold_child(const int *keep, size_t n, int rfd, const char *name)
+{
+	sigset_t none;
+	char c;
+
+	close_all_but(keep, n);
+	setsid();	/* no terminal's signals, no part in the caller's job */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_NAME, name);
+	/* EOF once the parent, the only other holder of the write end, is gone. */
+	while (read(rfd, &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+int hold_until_exit(const int *fds, size_t n, const char *name)
+{
+	int *keep = malloc((n + 1) * sizeof(*keep)), p[2], err;
+	pid_t pid;
+
+	if (!keep)
+		return -ENOMEM;
+	if (pipe2(p, O_CLOEXEC)) {
+		err = -errno;
+		free(keep);
+		return err;
+	}
+	memcpy(keep, fds, n * sizeof(*keep));
+	keep[n] = p[0];
+	qsort(keep, n + 1, sizeof(*keep), int_cmp);
+	pid = fork();
+	if (pid == 0)
+		hold_child(keep, n + 1, p[0], name);
+	err = pid < 0 ? -errno : 0;
+	free(keep);
+	close(p[0]);
+	if (err)
+		close(p[1]);
+	return err;		/* p[1] goes with this process: the child's signal */
 }

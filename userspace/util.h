@@ -55,4 +55,15 @@ bool utf8_valid(const char *s);
  */
 char *utf8_sanitize(const char *s, size_t len);
 
+/*
+ * Keep @fds (@n of them) open in a child until this process has exited,
+ * then let the child exit: the last close of each descriptor, and whatever
+ * the kernel does then, happens in the child, after this process's caller
+ * has its status. The child keeps nothing else open (no pipe, terminal or
+ * file of ours) and is in a session of its own. Call it last, just before
+ * exiting: the child holds on until this process's last descriptor is
+ * gone. @name: the child's command name. 0 or -errno (nothing forked).
+ */
+int hold_until_exit(const int *fds, size_t n, const char *name);
+
 #endif

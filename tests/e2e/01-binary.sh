@@ -26,6 +26,8 @@ grep -q "unknown command 'no-such-command'" "$W/err" && pass unknown-command-mes
 
 # The daemon-less path: nothing pinned, `run` loads and attaches its own programs.
 [ ! -e /sys/fs/bpf/sbx/meta ] && pass own/nothing-pinned || fail own/nothing-pinned "a set is pinned"
+wait_unloads 1200 || fail own/no-unload-before "$(unload_pids) still there"
+progs0=$(sbx-probe bpf-progs)
 mkdir -p "$W/d" && echo secret >"$W/d/secret"
 out=$(sbx-bpf run --deny-read "$W/d/secret" --events "$W/ev.json" -- sh -c "sbx-probe open $W/d/secret; cat /etc/hostname" \
 	2>"$W/run.err")
@@ -34,3 +36,19 @@ check own/denied-then-allowed "$(echo "$out" | tr '\n' ' ')" "EACCES $(cat /etc/
 check_json own/event "$W/ev.json" \
 	"length == 1 and .[0].op == \"read\" and .[0].path == \"$W/d/secret\" and .[0].errno == 13"
 grep -q "denied read $W/d/secret" "$W/run.err" && pass own/human-line || fail own/human-line "$(cat "$W/run.err")"
+
+# The run's links go after it has exited: a child holds them past run's
+# exit and takes the kernel's wait (two RCU-tasks grace periods a link on
+# 6.1 and 6.12). A second run enforces while it waits, the children go, and
+# then no program of either run is left in the kernel.
+if [ -n "$(unload_pids)" ]; then
+	echo "INFO $T/unload: the run had returned, its links were still going" >>"$LOG"
+else
+	echo "INFO $T/unload: the run's links were gone when it returned" >>"$LOG"
+fi
+out=$(sbx-bpf run --deny-read "$W/d/secret" --events "$W/ev2.json" -- sbx-probe open "$W/d/secret" 2>"$W/run2.err")
+check unload/second-run-denies "$out" EACCES
+check_json unload/second-run-event "$W/ev2.json" \
+	"length == 1 and .[0].op == \"read\" and .[0].path == \"$W/d/secret\" and .[0].errno == 13"
+wait_unloads 1200 && pass unload/children-exit || fail unload/children-exit "$(unload_pids) still there after 120 s"
+check unload/no-program-left "$(sbx-probe bpf-progs)" "$progs0"

@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include <linux/magic.h>
 
@@ -145,6 +152,152 @@ static void test_str_join(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* The caller of hold_until_exit: SIGTERM blocked, @held handed over, @kept not; it exits on @go. */
+static _Noreturn void holder(int held, int kept, int go)
+{
+	sigset_t term;
+	char c;
+
+	(void)kept;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, NULL);
+	if (hold_until_exit(&held, 1, "sbx-test-hold"))
+		_exit(2);
+	close(held);
+	if (read(go, &c, 1) < 0)
+		_exit(3);
+	_exit(0);
+}
+
+/* The pid of @parent's child named @comm, waited for up to 5 s; 0 if none. */
+static pid_t child_named(pid_t parent, const char *comm)
+{
+	char path[300], line[512], name[64];
+	struct dirent *e;
+	int ppid, pid;
+
+	for (int tries = 0; tries < 500; tries++, usleep(10000)) {
+		DIR *d = opendir("/proc");
+
+		while (d && (e = readdir(d))) {
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (fgets(line, sizeof(line), f) &&
+			    sscanf(line, "%d (%63[^)]) %*c %d", &pid, name, &ppid) == 3 &&
+			    ppid == parent && !strcmp(name, comm)) {
+				fclose(f);
+				closedir(d);
+				return pid;
+			}
+			fclose(f);
+		}
+		if (d)
+			closedir(d);
+	}
+	return 0;
+}
+
+/* What /proc/@pid/fd/@fd (or /proc/self/fd/@fd) points at; "" if nothing. */
+static const char *fd_target(const char *pid, const char *fd, char *buf, size_t sz)
+{
+	char path[300];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%s/fd/%s", pid, fd);
+	n = readlink(path, buf, sz - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/*
+ * hold_until_exit: the child holds the descriptor it was given, past its
+ * caller's own close of it, and nothing else (not the caller's other pipe),
+ * in a session of its own with no signal blocked; it goes when the caller
+ * exits, and the descriptor with it.
+ */
+static pid_t hold_pids[2];	/* the caller and its child: killed whatever the test's end */
+
+static int hold_teardown(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		if (hold_pids[i] > 0)
+			kill(hold_pids[i], SIGKILL);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	return 0;
+}
+
+static void test_hold_until_exit(void **state)
+{
+	int a[2], b[2], go[2], status, fds = 0, others = 0;
+	char hs[16], num[16], want[64], got[64], st[4096];
+	struct pollfd p;
+	struct dirent *e;
+	pid_t s, h;
+	DIR *d;
+
+	(void)state;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);	/* the orphaned child comes to us */
+	assert_int_equal(pipe(a) | pipe(b) | pipe(go), 0);
+	s = fork();
+	assert_true(s >= 0);
+	if (s == 0) {
+		close(a[0]);
+		close(b[0]);
+		close(go[1]);
+		holder(a[1], b[1], go[0]);
+	}
+	close(a[1]);
+	close(b[1]);
+	close(go[0]);
+	hold_pids[0] = s;
+	h = child_named(s, "sbx-test-hold");
+	assert_true(h > 0);
+	hold_pids[1] = h;
+	snprintf(hs, sizeof(hs), "%d", h);
+
+	snprintf(num, sizeof(num), "%d", a[0]);
+	fd_target("self", num, want, sizeof(want));	/* the pipe's inode: both ends show it */
+	snprintf(st, sizeof(st), "/proc/%d/fd", h);
+	d = opendir(st);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		fds++;
+		fd_target(hs, e->d_name, got, sizeof(got));
+		if (strcmp(got, want))
+			others++;
+	}
+	closedir(d);
+	assert_int_equal(fds, 2);	/* a's write end and its own pipe's read end */
+	assert_int_equal(others, 1);
+
+	snprintf(st, sizeof(st), "/proc/%d/status", h);
+	assert_true(read_file(st, st, sizeof(st)) > 0);
+	assert_non_null(strstr(st, "SigBlk:\t0000000000000000\n"));
+	assert_int_equal(getsid(h), h);
+
+	p = (struct pollfd){ .fd = a[0], .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 0), 0);		/* a is held: no EOF */
+	close(go[1]);					/* the caller exits ... */
+	assert_int_equal(waitpid(s, &status, 0), s);
+	hold_pids[0] = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(waitpid(h, &status, 0), h);	/* ... and so does the child */
+	hold_pids[1] = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(read(a[0], st, 1), 0);		/* a with it */
+	assert_int_equal(read(b[0], st, 1), 0);
+	close(a[0]);
+	close(b[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -155,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_cgroup_layout),
 		cmocka_unit_test(test_default_unified),
+		cmocka_unit_test_teardown(test_hold_until_exit, hold_teardown),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
