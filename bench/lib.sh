@@ -97,10 +97,35 @@ daemon_stop() {
 	DAEMON=
 }
 
-# No daemon and no pinned programs: the state every benchmark starts from and leaves.
+# A run that loaded its own programs leaves a child holding their links for
+# the seconds their detaching takes (userspace/run.c, unload_later): a set
+# still attached, which every hooked call pays for. Wait (up to 120 s) until
+# no such child is left, so that no figure counts it.
+unloads_wait() {
+	i=0
+	while sed -n 's/^\([0-9]*\) (sbx-bpf-unload) [^Z].*/\1/p' /proc/[0-9]*/stat 2>/dev/null | grep -q .; do
+		[ $i -lt 1200 ] || { echo "warning: an unload child is still there after 120 s" >&2; return 1; }
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# No daemon and no programs loaded: the state every benchmark starts from and leaves.
+# `unload` removes the pins; the kernel detaches the links in a worker
+# afterwards, one after another (seconds on 6.1 and 6.12), and until a
+# hook's detach is done a new load of a program for that hook waits for it
+# (the trampoline's lock): a load measured then counts that wait (6.12: 11.4 G
+# instead of 5.7 G). Hence the wait here for no BPF-LSM program at all.
 unload_all() {
 	daemon_stop
 	[ ! -e "$PIN" ] || sbx-bpf unload >/dev/null 2>&1 || echo "warning: sbx-bpf unload failed" >&2
+	unloads_wait
+	i=0
+	while [ "$(sbx-probe bpf-progs lsm)" != 0 ]; do
+		[ $i -lt 1200 ] || { echo "warning: BPF-LSM programs still loaded after 120 s" >&2; return 1; }
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 
 # Programs loaded, sandbox listed, this shell outside it: a holder sandbox
@@ -128,6 +153,7 @@ holder_stop() {
 	kill "$HOLDER"
 	wait "$HOLDER"
 	HOLDER=
+	unloads_wait
 	[ ! -e /sys/fs/cgroup/sbx-bpf/bench-holder ] || { echo "holder sandbox still there" >&2; return 1; }
 }
 

@@ -17,7 +17,11 @@
 #            run loads no BPF, it takes a policy id and puts the rules in
 #            the pinned maps
 #   own      the same with no daemon and nothing pinned: run loads and
-#            attaches its own programs, and they go when it exits
+#            attaches its own programs, and they go after it exits (a
+#            child of run holds their links while the kernel detaches
+#            them: seconds on 6.1 and 6.12, see unload_later in run.c).
+#            Its runs follow each other, so a run's load may overlap the
+#            one before's detaching, as a user's back-to-back runs do.
 # P has 10 denyRead rules and allowWrite $B (the open benchmark's smallest
 # policy). Each round runs true, version, bwrap and own (nothing pinned),
 # in an order rotated every round, and, with a daemon started for it,
@@ -66,11 +70,12 @@ chunk() {
 	# shellcheck disable=SC2046 # the command line is split into words on purpose
 	startbench -n "$n" --warmup "$warm" --raw "$B/ms-$1" -- $(cond_cmd "$1") >"$B/out" 2>"$B/err" ||
 		fail "$1: $(cat "$B/err")"
+	unloads_wait	# own's last run's links: not under the next condition's figures
 	CHUNK="$CHUNK $1=$(field p50_ms "$B/out")"
 }
 
 # sbx-probe's count of BPF programs in the kernel, with ARGS… as a prefix (a sandbox).
-progs() { sbx-probe bpf-progs 2>"$B/err" || fail "sbx-probe bpf-progs: $(cat "$B/err")"; }
+progs() { unloads_wait; sbx-probe bpf-progs 2>"$B/err" || fail "sbx-probe bpf-progs: $(cat "$B/err")"; }
 # The kernel's program count while a run's command is running, counted from
 # outside (a sandbox may not call bpf()): its cgroup has a process once the
 # programs are in.

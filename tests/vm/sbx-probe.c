@@ -51,13 +51,15 @@
  *   sbx-probe unix-bind PATH        "@NAME": abstract
  *
  * BPF:
- *   sbx-probe bpf-progs             how many BPF programs the kernel holds
+ *   sbx-probe bpf-progs [lsm]       how many BPF programs the kernel holds
+ *                                   (lsm: of type BPF_PROG_TYPE_LSM only)
  *
  * Prints "OK" or the errno name (e.g. "EACCES"); exit 0 on success, 1 on a
  * refused call, 2 on bad usage.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,10 +464,33 @@ static int do_forks(const char *n_arg)
 }
 
 /* How many BPF programs the kernel holds (BPF_PROG_GET_NEXT_ID): loading any shows here. */
-static int do_bpf_progs(void)
+/* Is program @id of @type? -1 with errno set when it cannot be asked (gone: ENOENT). */
+static int prog_is(unsigned int id, unsigned int type)
+{
+	struct bpf_prog_info info;
+	union bpf_attr attr;
+	int fd, ok;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_id = id;
+	fd = syscall(SYS_bpf, BPF_PROG_GET_FD_BY_ID, &attr, sizeof(attr));
+	if (fd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	memset(&attr, 0, sizeof(attr));
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uintptr_t)&info;
+	ok = syscall(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr));
+	close(fd);
+	return ok ? -1 : info.type == type;
+}
+
+static int do_bpf_progs(bool lsm_only)
 {
 	union bpf_attr attr;
 	unsigned int n = 0, id = 0;
+	int is;
 
 	for (;;) {
 		memset(&attr, 0, sizeof(attr));
@@ -473,7 +498,10 @@ static int do_bpf_progs(void)
 		if (syscall(SYS_bpf, BPF_PROG_GET_NEXT_ID, &attr, sizeof(attr)))
 			break;
 		id = attr.next_id;
-		n++;
+		is = lsm_only ? prog_is(id, BPF_PROG_TYPE_LSM) : 1;
+		if (is < 0 && errno != ENOENT)	/* one that went in between counts as gone */
+			return report(-1);
+		n += is > 0;
 	}
 	if (errno != ENOENT)
 		return report(-1);
@@ -492,7 +520,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(op, "bpf-progs") && argc == 2)
-		return do_bpf_progs();
+		return do_bpf_progs(false);
+	if (!strcmp(op, "bpf-progs") && argc == 3 && !strcmp(a, "lsm"))
+		return do_bpf_progs(true);
 	if (!a)
 		goto usage;
 	if (!strcmp(op, "open"))
