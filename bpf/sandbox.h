@@ -748,6 +748,7 @@ static __always_inline const struct sbx_sb_copy *judge_select(struct judge *j, _
 static __always_inline bool judge_own_cgroup(struct judge *j)
 {
 	struct sbx_sandbox *sb;
+	struct sbx_sb_copy *copy;
 
 	j->sb = NULL;	/* nothing left selected from an earlier begin */
 	if (nest_set)
@@ -755,8 +756,10 @@ static __always_inline bool judge_own_cgroup(struct judge *j)
 	sb = bpf_map_lookup_elem(&sandboxes, &j->sandbox_cgid);
 	if (!sb || (sb->flags & SBX_SANDBOX_ARMING))
 		return false;
-	sb_copy(chain_one(&j->s->chain, j->sandbox_cgid), sb);
-	judge_select(j, 0);
+	/* chain_one's slot is judge_select(j, 0)'s, and sandbox_cgid already its key */
+	copy = chain_one(&j->s->chain, j->sandbox_cgid);
+	sb_copy(copy, sb);
+	j->sb = copy;
 	return true;
 }
 
