@@ -494,9 +494,11 @@ size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max)
 	for (int i = 0; s && i < s->prog_cnt; i++) {
 		const struct bpf_prog_skeleton *p = (const void *)((const char *)s->progs + i * s->prog_skel_sz);
 
-		if (*p->link) {
+		int fd = *p->link ? bpf_link__fd(*p->link) : -1;
+
+		if (fd >= 0) {
 			if (n < max)
-				fds[n] = bpf_link__fd(*p->link);
+				fds[n] = fd;
 			n++;
 		}
 	}

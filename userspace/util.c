@@ -216,6 +216,7 @@ static _Noreturn void hold_child(const int *keep, size_t n, int rfd, const char 
 int hold_until_exit(const int *fds, size_t n, const char *name)
 {
 	int *keep = malloc((n + 1) * sizeof(*keep)), p[2], err;
+	size_t k = 0;
 	pid_t pid;
 
 	if (!keep)
@@ -225,12 +226,14 @@ int hold_until_exit(const int *fds, size_t n, const char *name)
 		free(keep);
 		return err;
 	}
-	memcpy(keep, fds, n * sizeof(*keep));
-	keep[n] = p[0];
-	qsort(keep, n + 1, sizeof(*keep), int_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)	/* a -1 would read as "close everything above" */
+			keep[k++] = fds[i];
+	keep[k++] = p[0];
+	qsort(keep, k, sizeof(*keep), int_cmp);
 	pid = fork();
 	if (pid == 0)
-		hold_child(keep, n + 1, p[0], name);
+		hold_child(keep, k, p[0], name);
 	err = pid < 0 ? -errno : 0;
 	free(keep);
 	close(p[0]);

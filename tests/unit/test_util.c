@@ -155,6 +155,7 @@ static void test_str_join(void **state)
 /* The caller of hold_until_exit: SIGTERM blocked, @held handed over, @kept not; it exits on @go. */
 static _Noreturn void holder(int held, int kept, int go)
 {
+	int fds[] = { -1, held };	/* a -1 among them is skipped, not taken for a bound */
 	sigset_t term;
 	char c;
 
@@ -162,7 +163,7 @@ static _Noreturn void holder(int held, int kept, int go)
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigprocmask(SIG_BLOCK, &term, NULL);
-	if (hold_until_exit(&held, 1, "sbx-test-hold"))
+	if (hold_until_exit(fds, 2, "sbx-test-hold"))
 		_exit(2);
 	close(held);
 	if (read(go, &c, 1) < 0)
