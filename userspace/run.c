@@ -1197,8 +1197,9 @@ out:
 	phase("events");
 	if (registered) {
 		loader__remove_sandbox(l, cg.id);
-		if (sb.flags & SBX_SANDBOX_FD_JUDGE)
-			loader__fd_judging_settle(l);	/* the last sandbox that needed it takes it away */
+		/* The last sandbox that needed it takes it away; our own set goes whole (unload_later). */
+		if ((sb.flags & SBX_SANDBOX_FD_JUDGE) && pinned)
+			loader__fd_judging_settle(l);
 		/* The pinned counters are every sandbox's: only our own programs' are ours to report. */
 		if (!pinned && !loader__stat(l, SBX_STAT_EVENTS_LOST, &lost) && lost)
 			p_warn("%llu events lost: the ring buffer was full (verdicts were applied)",

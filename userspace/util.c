@@ -183,26 +183,32 @@ static int int_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Close every descriptor but the @n of @keep, sorted. Best effort: a child's. */
-static void close_all_but(const int *keep, size_t n)
+/* Close every descriptor but the @n of @keep, sorted. 0, or -1 (a seccomp filter may refuse close_range). */
+static int close_all_but(const int *keep, size_t n)
 {
 	unsigned int from = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if ((unsigned int)keep[i] > from)
-			close_range(from, keep[i] - 1, 0);
+		if ((unsigned int)keep[i] > from && close_range(from, keep[i] - 1, 0))
+			return -1;
 		from = keep[i] + 1;
 	}
-	close_range(from, ~0U, 0);
+	return close_range(from, ~0U, 0);
 }
 
-/* The child of hold_until_exit: @keep sorted, @rfd (among them) the pipe's read end. */
+/*
+ * The child of hold_until_exit: @keep sorted, @rfd (among them) the pipe's
+ * read end. A child that could not close the rest, the pipe's write end
+ * among it, would wait for ever: it leaves at once, and the parent's exit
+ * does the last close, as without it.
+ */
 static _Noreturn void hold_child(const int *keep, size_t n, int rfd, const char *name)
 {
 	sigset_t none;
 	char c;
 
-	close_all_but(keep, n);
+	if (close_all_but(keep, n))
+		_exit(0);
 	setsid();	/* no terminal's signals, no part in the caller's job */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
+#include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -10,7 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <cmocka.h>
 #include <linux/magic.h>
 
@@ -223,12 +227,41 @@ static const char *fd_target(const char *pid, const char *fd, char *buf, size_t 
  */
 static pid_t hold_pids[2];	/* the caller and its child: killed whatever the test's end */
 
+/* Kill and reap every child of this process: ours by fork, or as their subreaper. */
+static void kill_children(void)
+{
+	char path[300], line[512];
+	struct dirent *e;
+	int pid, ppid;
+	DIR *d = opendir("/proc");
+
+	while (d && (e = readdir(d))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) && sscanf(line, "%d (%*[^)]) %*c %d", &pid, &ppid) == 2 &&
+		    ppid == getpid())
+			kill(pid, SIGKILL);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+/* Whatever the test's end: no child left holding a pipe (the test runner's stdout among them). */
 static int hold_teardown(void **state)
 {
 	(void)state;
 	for (int i = 0; i < 2; i++)
 		if (hold_pids[i] > 0)
 			kill(hold_pids[i], SIGKILL);
+	hold_pids[0] = hold_pids[1] = 0;
+	kill_children();
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	return 0;
 }
@@ -299,6 +332,66 @@ static void test_hold_until_exit(void **state)
 	close(b[0]);
 }
 
+/* This process's close_range fails with EPERM from now on, as under an older container's seccomp profile. */
+static int refuse_close_range(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_close_range, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/*
+ * hold_until_exit where close_range is refused: the child cannot let go of
+ * what it must not hold (the pipe's write end among it), so it leaves at
+ * once instead of waiting for ever, and the descriptor goes with its
+ * caller.
+ */
+static void test_hold_without_close_range(void **state)
+{
+	int a[2], go[2], status, reaped = 0;
+	char c;
+	pid_t s;
+
+	(void)state;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	assert_int_equal(pipe(a) | pipe(go), 0);
+	s = fork();
+	assert_true(s >= 0);
+	if (s == 0) {
+		close(a[0]);
+		close(go[1]);
+		if (refuse_close_range())
+			_exit(4);
+		holder(a[1], -1, go[0]);
+	}
+	hold_pids[0] = s;
+	close(a[1]);
+	close(go[0]);
+	close(go[1]);					/* the caller exits */
+	assert_int_equal(waitpid(s, &status, 0), s);
+	hold_pids[0] = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (int tries = 0; tries < 500 && !reaped; tries++) {	/* its child, ours now: 5 s */
+		pid_t h = waitpid(-1, &status, WNOHANG);
+
+		if (h > 0)
+			reaped = 1;
+		else
+			usleep(10000);
+	}
+	assert_true(reaped);
+	assert_int_equal(read(a[0], &c, 1), 0);		/* nobody holds a any more */
+	close(a[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_layout),
 		cmocka_unit_test(test_default_unified),
 		cmocka_unit_test_teardown(test_hold_until_exit, hold_teardown),
+		cmocka_unit_test_teardown(test_hold_without_close_range, hold_teardown),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
