@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,36 +176,47 @@ static _Noreturn void holder(int held, int kept, int go)
 	_exit(0);
 }
 
-/* The pid of @parent's child named @comm, waited for up to 5 s; 0 if none. */
-static pid_t child_named(pid_t parent, const char *comm)
+/* The next child of @parent in the /proc listing @d, its command name in @name (64 bytes); 0 at the end. */
+static pid_t next_child(DIR *d, pid_t parent, char *name)
 {
-	char path[300], line[512], name[64];
+	char path[300], line[512];
 	struct dirent *e;
 	int ppid, pid;
 
-	for (int tries = 0; tries < 500; tries++, usleep(10000)) {
-		DIR *d = opendir("/proc");
+	while ((e = readdir(d))) {
+		FILE *f;
+		bool hit;
 
-		while (d && (e = readdir(d))) {
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			if (fgets(line, sizeof(line), f) &&
-			    sscanf(line, "%d (%63[^)]) %*c %d", &pid, name, &ppid) == 3 &&
-			    ppid == parent && !strcmp(name, comm)) {
-				fclose(f);
-				closedir(d);
-				return pid;
-			}
-			fclose(f);
-		}
-		if (d)
-			closedir(d);
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		hit = fgets(line, sizeof(line), f) &&
+		      sscanf(line, "%d (%63[^)]) %*c %d", &pid, name, &ppid) == 3 && ppid == parent;
+		fclose(f);
+		if (hit)
+			return pid;
 	}
 	return 0;
+}
+
+/* The pid of @parent's child named @comm, waited for up to 5 s; 0 if none. */
+static pid_t child_named(pid_t parent, const char *comm)
+{
+	char name[64];
+	pid_t pid = 0;
+
+	for (int tries = 0; tries < 500 && !pid; tries++) {
+		DIR *d = opendir("/proc");
+
+		while (d && (pid = next_child(d, parent, name)) && strcmp(name, comm))
+			;
+		if (d)
+			closedir(d);
+		if (!pid)
+			usleep(10000);
+	}
+	return pid;
 }
 
 /* What /proc/@pid/fd/@fd (or /proc/self/fd/@fd) points at; "" if nothing. */
@@ -219,34 +231,17 @@ static const char *fd_target(const char *pid, const char *fd, char *buf, size_t 
 	return buf;
 }
 
-/*
- * hold_until_exit: the child holds the descriptor it was given, past its
- * caller's own close of it, and nothing else (not the caller's other pipe),
- * in a session of its own with no signal blocked; it goes when the caller
- * exits, and the descriptor with it.
- */
 static pid_t hold_pids[2];	/* the caller and its child: killed whatever the test's end */
 
 /* Kill and reap every child of this process: ours by fork, or as their subreaper. */
 static void kill_children(void)
 {
-	char path[300], line[512];
-	struct dirent *e;
-	int pid, ppid;
 	DIR *d = opendir("/proc");
+	char name[64];
+	pid_t pid;
 
-	while (d && (e = readdir(d))) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(line, sizeof(line), f) && sscanf(line, "%d (%*[^)]) %*c %d", &pid, &ppid) == 2 &&
-		    ppid == getpid())
-			kill(pid, SIGKILL);
-		fclose(f);
-	}
+	while (d && (pid = next_child(d, getpid(), name)))
+		kill(pid, SIGKILL);
 	if (d)
 		closedir(d);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -266,6 +261,12 @@ static int hold_teardown(void **state)
 	return 0;
 }
 
+/*
+ * hold_until_exit: the child holds the descriptor it was given, past its
+ * caller's own close of it, and nothing else (not the caller's other pipe),
+ * in a session of its own with no signal blocked; it goes when the caller
+ * exits, and the descriptor with it.
+ */
 static void test_hold_until_exit(void **state)
 {
 	int a[2], b[2], go[2], status, fds = 0, others = 0;
