@@ -1161,24 +1161,63 @@ struct mount___chain {
 
 #define SBX_SB_MOUNTS_MAX	16
 
+/* The first denial of the mounts walk: scalars only, to pass to sb_chain_judge. */
+struct sb_denial {
+	__u32 denied;
+	__u32 who;			/* index of the sandbox that denied */
+	__u32 rule;
+};
+
 struct sb_walk {
 	__u64 d;
 	struct sbx_scratch *s;
-	__u32 n;			/* sandboxes judged for: the first n of s->chain */
-	__u32 who;			/* index of the sandbox that denied */
 	void *pos;		/* list node (list shape) or struct mount (chain shape) */
 	void *head;		/* the list head; NULL for the chain */
 	__u32 in_tree;		/* mounts in the tree */
 	__u32 judged;		/* of those, mounts the object is beneath */
-	__u32 denied;
-	__u32 rule;
 	__u32 unresolved;
+	struct sb_denial den;
 };
+
+/*
+ * @p (@len bytes: the object's path as one mount shows it) judged for each
+ * sandbox of @c, outermost first, with @v as the matcher's output. An
+ * enforcing sandbox's denial ends the walk: 1, @d set, @p the denied path.
+ * An auditing one's goes to @d if it is the first: 0. -1: not judged.
+ * A global function, verified once per program rather than inside every
+ * step of the mounts' bpf_loop: 7.x spent over a second verifying each
+ * inode_* program before. No stack of its own (@v is scratch): 6.1 allows
+ * 512 bytes for the whole chain of frames, and this adds one.
+ */
+__noinline int sb_chain_judge(struct sbx_chain *c, struct sbx_path *p, __u32 len,
+			      struct fs_verdict *v, struct sb_denial *d)
+{
+	if (!c || !p || !v || !d)
+		return -1;	/* never; but not judged is never allowed */
+	for (__u32 k = 0; k < SBX_NEST_MAX; k++) {
+		const struct sbx_sb_copy *sb = &c->sb[k];
+		bool audit;
+
+		if (k >= c->n)
+			break;
+		audit = sb->flags & SBX_SANDBOX_AUDIT;
+		fs_match(p, len, sb->policy_id, sb->any_depth_mask & 0xf, v);
+		if (!v->write_deny)
+			continue;
+		if (!d->denied || !audit) {
+			d->denied = 1;
+			d->rule = v->write_rule;
+			d->who = k;
+		}
+		if (!audit)
+			return 1;
+	}
+	return 0;
+}
 
 static long sb_mount_step(__u32 i, void *ctx)
 {
 	struct sb_walk *w = ctx;
-	struct fs_verdict v;
 	struct mount *m;
 	int res;
 
@@ -1208,27 +1247,11 @@ static long sb_mount_step(__u32 i, void *ctx)
 		return 1;
 	}
 	w->judged++;
-	for (__u32 k = 0; k < SBX_NEST_MAX; k++) {
-		const struct sbx_sb_copy *c = &w->s->chain.sb[k];
-		bool audit;
-
-		if (k >= w->n)
-			break;
-		audit = c->flags & SBX_SANDBOX_AUDIT;
-		fs_match((struct sbx_path *)w->s->ev.path, w->s->ev.path_len, c->policy_id,
-			 c->any_depth_mask & 0xf, &v);
-		if (!v.write_deny)
-			continue;
-		/* An enforcing sandbox's denial ends the walk; an auditing one's is kept if first. */
-		if (!w->denied || !audit) {
-			w->denied = 1;
-			w->rule = v.write_rule;
-			w->who = k;
-		}
-		if (!audit)
-			return 1;	/* ev.path holds the denied path */
-	}
-	return 0;
+	res = sb_chain_judge(&w->s->chain, (struct sbx_path *)w->s->ev.path, w->s->ev.path_len,
+			     &w->s->verdict, &w->den);
+	if (res < 0)
+		w->unresolved = 1;
+	return res != 0;	/* on a denial, ev.path holds the denied path */
 }
 
 static __always_inline int judge_dentry(struct dentry *d, __u32 op)
@@ -1244,7 +1267,6 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 	if (pseudo_fs(d))
 		return deny(&j, op, SBX_RULE_PSEUDO_FS);
 	w.s = j.s;
-	w.n = j.s->chain.n;	/* judged for all at once, by their copies (sb_mount_step) */
 	if (bpf_core_field_exists(struct mount___lh, mnt_instance)) {
 		struct super_block___lh *lsb = (void *)sb;
 
@@ -1254,9 +1276,9 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 		w.pos = BPF_CORE_READ((struct super_block___chain *)sb, s_mounts);
 	}
 	bpf_loop(SBX_SB_MOUNTS_MAX, sb_mount_step, &w, 0);
-	if (w.denied) {	/* by the sandbox at w.who */
-		judge_select(&j, w.who);
-		return deny(&j, op, w.rule);
+	if (w.den.denied) {	/* by the sandbox at w.den.who */
+		judge_select(&j, w.den.who);
+		return deny(&j, op, w.den.rule);
 	}
 	/* A list longer than we walked may hide a mount that denies: never allow on it. */
 	if (w.unresolved || (w.pos && w.pos != w.head)) {

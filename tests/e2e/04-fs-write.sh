@@ -258,12 +258,12 @@ check_json daemon/event "$W/ev-daemon.json" "length == 1 and .[0].op == \"write\
 sed 's/^{/{ "mode": "audit",/' "$W/policy.json" >"$W/audit.json"
 out=$(sbx-bpf run --policy "$W/audit.json" --events "$W/ev-audit.json" -- sh -c "
 	sbx-probe open $R/w w; sbx-probe mkdir $R/audit-dir; sbx-probe open $H/.ssh/id_rsa;
-	sbx-probe open $R/audit-new creat" 2>/dev/null | tr '\n' ' ')
-check audit/allows "$out" "OK OK OK OK "
+	sbx-probe open $R/audit-new creat; sbx-probe utimes $R/utimes" 2>/dev/null | tr '\n' ' ')
+check audit/allows "$out" "OK OK OK OK OK "
 [ -d "$R/audit-dir" ] && pass audit/mkdir-happened || fail audit/mkdir-happened missing
 # A create reports its path_mknod and its open: the audit record of one does not stand for the other.
 check_json audit/events "$W/ev-audit.json" \
-	'length == 5 and all(.[]; .verdict == "audit" and .errno == 0) and ([.[].op] | sort) == ["create", "mkdir", "read", "write", "write"]'
+	'length == 6 and all(.[]; .verdict == "audit" and .errno == 0) and ([.[].op] | sort) == ["create", "mkdir", "read", "utimes", "write", "write"]'
 
 # A write whose path is too long to resolve is denied, with an event saying so.
 python3 - "$WK" <<'PY'
