@@ -395,7 +395,8 @@ static bool load_without_plain_loads(const struct btf *kernel, struct hook_gaps 
  * kernel that refuses one program costs one more load, not the others.
  * NULL with errno set when what failed is not one program (a map, the BTF).
  */
-static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *picks)
+static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *picks, loader_gate_fn gate,
+				 void *arg)
 {
 	struct btf *kernel = btf__load_vmlinux_btf();
 	struct load_capture c;
@@ -410,6 +411,11 @@ static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *pick
 		skel = open_skel(kernel, gaps, picks, plain);
 		if (!skel) {
 			err = -errno;
+			break;
+		}
+		/* Asked once, before any verifying: not spent only to be refused. */
+		if (attempt == 0 && gate && gate(gaps, arg)) {
+			err = -ECANCELED;
 			break;
 		}
 		err = load_captured(skel, &c);
@@ -447,28 +453,13 @@ int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gap
 	return err;
 }
 
-int loader__foresee_gaps(struct hook_gaps *gaps)
-{
-	struct btf *kernel = btf__load_vmlinux_btf();
-	struct sbx_bpf *skel;
-	int err;
-
-	if (!kernel)
-		return -errno;
-	skel = open_skel(kernel, gaps, NULL, false);	/* opened, not loaded: the walk's way does not matter */
-	err = skel ? 0 : -errno;
-	sbx_bpf__destroy(skel);
-	btf__free(kernel);
-	return err;
-}
-
-struct sbx_loader *loader__load(struct hook_picks *picks)
+struct sbx_loader *loader__load(struct hook_picks *picks, loader_gate_fn gate, void *arg)
 {
 	struct sbx_loader *l = loader_alloc();
 
 	if (!l)
 		return NULL;
-	l->skel = load_skel(&l->gaps, picks);
+	l->skel = load_skel(&l->gaps, picks, gate, arg);
 	if (!l->skel) {
 		int err = errno;
 

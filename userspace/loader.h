@@ -16,20 +16,24 @@ struct hook_gaps;
 struct hook_picks;
 
 /*
+ * Called once the kernel's BTF has shown the gaps known before anything
+ * loads (hooks it lacks or has no fitting variant for, those left out on
+ * request), before the verifier's work: nonzero stops the load. Only the
+ * verifier can add gaps after it.
+ */
+typedef int (*loader_gate_fn)(const struct hook_gaps *gaps, void *arg);
+
+/*
  * Open and load the enforcement programs, attach nothing yet: of each hook
  * the variant that fits this kernel (hooks.h), then every program the
  * kernel accepts. What could not load is in loader__gaps(), by hook, with
  * the reason; the caller decides whether to go on without it. @picks (may
- * be NULL) gets the variant chosen for every hook. NULL with errno set when
- * the failure is not one program's (no kernel BTF, a map refused).
+ * be NULL) gets the variant chosen for every hook. @gate (may be NULL) may
+ * stop the load before verifying: NULL with errno ECANCELED. NULL with
+ * errno set when the failure is not one program's (no kernel BTF, a map
+ * refused).
  */
-struct sbx_loader *loader__load(struct hook_picks *picks);
-/*
- * The gaps known before anything loads: hooks this kernel's BTF lacks or
- * has no fitting variant for, and those left out on request. Only the
- * verifier can add more (loader__load). 0 or a negative errno.
- */
-int loader__foresee_gaps(struct hook_gaps *gaps);
+struct sbx_loader *loader__load(struct hook_picks *picks, loader_gate_fn gate, void *arg);
 /*
  * Which variant of each hook fits the kernel whose BTF is @btf_path (a
  * vmlinux ELF or raw BTF; NULL: the running kernel's), without loading

@@ -54,33 +54,39 @@ int cli_gaps_accepted(const struct hook_gaps *g, const char *const *accept, cons
 	return 0;
 }
 
+/* What cli_load_programs tells its loader__load gate: what the user accepts, and how to say so. */
+struct accept_ctx {
+	const char *const *accept;
+	const char *how;
+};
+
 /*
- * Refuse before loading when the kernel's BTF already shows a gap not
+ * Refuse before verifying when the kernel's BTF already shows a gap not
  * accepted: the verifier's work (seconds, billions of instructions on
  * the newest kernels) would be spent only to refuse. The verifier may
  * still find more; cli_gaps_accepted judges the loaded set again.
  */
-static bool foreseen_refusal(const char *const *accept, const char *how)
+static int refuse_foreseen(const struct hook_gaps *g, void *arg)
 {
-	struct hook_gaps g = { .nr = 0 };
+	const struct accept_ctx *a = arg;
 	char names[1024];
 
-	if (loader__foresee_gaps(&g) || !hooks__unaccepted(&g, accept, names, sizeof(names)))
-		return false;	/* cannot tell before loading: loading says */
-	refuse(&g, names, how);
-	return true;
+	if (!hooks__unaccepted(g, a->accept, names, sizeof(names)))
+		return 0;
+	refuse(g, names, a->how);
+	return 1;
 }
 
 struct sbx_loader *cli_load_programs(const char *const *accept, const char *how)
 {
+	struct accept_ctx a = { .accept = accept, .how = how };
 	struct sbx_loader *l;
 	int err;
 
-	if (foreseen_refusal(accept, how))
-		return NULL;
-	l = loader__load(NULL);
+	l = loader__load(NULL, refuse_foreseen, &a);
 	if (!l) {
-		p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
+		if (errno != ECANCELED)	/* refused: refuse_foreseen said why */
+			p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));
 		return NULL;
 	}
 	if (cli_gaps_accepted(loader__gaps(l), accept, how)) {

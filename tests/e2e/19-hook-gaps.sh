@@ -59,6 +59,9 @@ grep -q "perf_event_open: left out on request" "$W/run.err" &&
 grep -q "without it: a sandbox allowed by perf_event_paranoid could open perf events" "$W/run.err" &&
 grep -q -- "--accept-missing perf_event_open" "$W/run.err" && pass run/refusal-names-all ||
 	fail run/refusal-names-all "$(cat "$W/run.err")"
+# refused by the kernel's BTF before the verifier ran, not a load that failed
+grep -q "cannot load" "$W/run.err" && fail run/refused-not-failed "$(cat "$W/run.err")" ||
+	pass run/refused-not-failed
 
 # --- accepted by flag: runs, everything else enforced, the gap in a start record ----------------
 sbx-bpf run --accept-missing perf_event_open --deny-read "$W/data/secret" --events "$W/ev1.json" -- \
