@@ -101,13 +101,9 @@ daemon_stop() {
 # the seconds their detaching takes (userspace/run.c, unload_later): a set
 # still attached, which every hooked call pays for. Wait (up to 120 s) until
 # no such child is left, so that no figure counts it.
+. /sbx/tests/vm/unloads.sh
 unloads_wait() {
-	i=0
-	while sed -n 's/^\([0-9]*\) (sbx-bpf-unload) [^Z].*/\1/p' /proc/[0-9]*/stat 2>/dev/null | grep -q .; do
-		[ $i -lt 1200 ] || { echo "warning: an unload child is still there after 120 s" >&2; return 1; }
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_unloads 1200 || { echo "warning: an unload child is still there after 120 s" >&2; return 1; }
 }
 
 # No daemon and no programs loaded: the state every benchmark starts from and leaves.

@@ -39,18 +39,8 @@ wait_for() {
 	[ -e "$1" ]
 }
 
-# The pids of the children that hold a finished run's own links until they go
-# (userspace/run.c, unload_later), zombies left out.
-unload_pids() {
-	sed -n 's/^\([0-9]*\) (sbx-bpf-unload) [^Z].*/\1/p' /proc/[0-9]*/stat 2>/dev/null
-}
-
-# Wait up to $1 tenths of a second for every such child to be gone; 1 if one stays.
-wait_unloads() {
-	i=0
-	while [ -n "$(unload_pids)" ] && [ $i -lt "$1" ]; do sleep 0.1; i=$((i + 1)); done
-	[ -z "$(unload_pids)" ]
-}
+# unload_pids, wait_unloads: the children holding a finished run's own links
+. /sbx/tests/vm/unloads.sh
 
 # scratch_disk DIR: the VM's scratch disk (/dev/vda) formatted ext4 afresh and
 # mounted at DIR; 1 when there is none, the reason in $W/err-disk

@@ -47,16 +47,9 @@ sleep 0.2
 export SBX_RESULTS=/dev/ttyS1 SBX_TEST_TIMEOUT
 
 # Up to 120 s for the children that hold a finished run's own links until
-# they go (userspace/run.c, unload_later) to be gone: a file that counts
-# the kernel's programs must not count theirs. 1 if one stays.
-unloads_gone() {
-	i=0
-	while sed -n 's/^\([0-9]*\) (sbx-bpf-unload) [^Z].*/\1/p' /proc/[0-9]*/stat 2>/dev/null | grep -q .; do
-		[ $i -lt 1200 ] || return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
+# they go to be gone: a file that counts the kernel's programs must not
+# count theirs (wait_unloads).
+. /sbx/tests/vm/unloads.sh
 
 # One test file, its result lines and its time to the results port.
 run_one() {
@@ -64,7 +57,7 @@ run_one() {
 	log=/tmp/$name.results
 	: >"$log"
 	echo "== $name ($2 programs)" >/dev/console
-	unloads_gone || echo "FAIL vm/unload-before-$name: an unload child is still there after 120 s" >"$SBX_RESULTS"
+	wait_unloads 1200 || echo "FAIL vm/unload-before-$name: an unload child is still there after 120 s" >"$SBX_RESULTS"
 	t0=$(date +%s)
 	SBX_RESULT_LOG=$log SBX_TEST=$name SBX_PROGRAMS=$2 timeout -k 5 "$SBX_TEST_TIMEOUT" sh "$t" \
 		>/tmp/$name.out 2>&1
@@ -176,7 +169,7 @@ run_benches() {
 		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 			echo "FAIL bench/$b/timeout (killed after ${SBX_BENCH_TIMEOUT:-1200}s)"
 		fi
-		unloads_gone || echo "FAIL bench/$b/unload: an unload child is still there after 120 s"
+		wait_unloads 1200 || echo "FAIL bench/$b/unload: an unload child is still there after 120 s"
 		# What a failed or killed benchmark left: its daemon, the pinned set.
 		stop_left_daemon
 		[ ! -e /sys/fs/bpf/sbx ] || sbx-bpf unload >/dev/null 2>&1
