@@ -13,7 +13,9 @@ B=/tmp/bench-verifier
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$B"
-sbx-bpf doctor --verifier-stats >"$B/out" 2>"$B/err" || fail "$(cat "$B/out" "$B/err")"
+# On a refusal, doctor's FAIL lines name each program the verifier refused, and why.
+sbx-bpf doctor --verifier-stats >"$B/out" 2>"$B/err" ||
+	fail "$(cat "$B/out" "$B/err"; sbx-bpf doctor 2>&1 | grep '^FAIL')"
 echo
 echo "## Verifier cost per program, kernel $(uname -r), most instructions first"
 cat "$B/out"
