@@ -680,7 +680,7 @@ static __always_inline int judge_file(struct file *file, __u32 op, __u32 need)
 __noinline int two_judge(struct sbx_event *ev, const struct sbx_sb_copy *sb, __u32 exchange,
 			 struct fs_verdict *v)
 {
-	struct fs_verdict v2 = {};	/* 6.1: a global function may not pass uninitialised stack on */
+	struct fs_verdict v2 = {};	/* uninitialised, 6.1 refuses passing it to fs_match from here */
 	__u32 rule;
 
 	if (!ev || !sb || !v)
