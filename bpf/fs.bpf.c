@@ -1293,7 +1293,11 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
 	bpf_loop(SBX_SB_MOUNTS_MAX, sb_mount_step, &w, 0);
 	if (w.den.denied) {	/* by the sandbox at w.den.who */
 		judge_select(&j, w.den.who);
-		return deny(&j, op, w.den.rule);
+		res = deny(&j, op, w.den.rule);
+		if (res)
+			return res;
+		/* An auditing sandbox's: what follows is still the enforcing one's to refuse. */
+		judge_select(&j, j.s->chain.strict);
 	}
 	/* A list longer than we walked may hide a mount that denies: never allow on it. */
 	if (w.unresolved || (w.pos && w.pos != w.head)) {

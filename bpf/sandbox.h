@@ -112,6 +112,14 @@ struct sbx_chain {
 	struct sbx_sb_copy sb[SBX_NEST_MAX];
 	__u32 n;
 	__u32 overflow;
+	/*
+	 * The outermost enforcing sandbox (0 when all audit): the one whose
+	 * verdict stands where no rule decides (a path that cannot be
+	 * resolved, bpf(), a mount), so that an auditing sandbox over an
+	 * enforcing one does not let such a call through (judge_begin).
+	 */
+	__u32 strict;
+	__u32 pad;
 };
 
 static __always_inline void sb_copy(struct sbx_sb_copy *c, const struct sbx_sandbox *sb)
@@ -130,6 +138,7 @@ static __always_inline struct sbx_sb_copy *chain_one(struct sbx_chain *c, __u64 
 	c->cgid[0] = cgid;
 	c->n = 1;
 	c->overflow = 0;
+	c->strict = 0;
 	return &c->sb[0];
 }
 
@@ -480,6 +489,7 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 
 	c->n = 0;
 	c->overflow = 0;
+	c->strict = 0;
 	if (!nr_sandboxes)
 		return 0;
 	gen = sandbox_gen;
@@ -507,6 +517,14 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 			c->overflow = 1;
 			break;
 		}
+		/*
+		 * The first enforcing one: sb[strict] still audits while none was
+		 * found (at n == 0 the answer is 0 either way). In scratch memory,
+		 * which the verifier does not track: no states split.
+		 */
+		if (!(sb->flags & SBX_SANDBOX_AUDIT) && (c->sb[c->strict & (SBX_NEST_MAX - 1)].flags &
+							  SBX_SANDBOX_AUDIT))
+			c->strict = c->n;
 		c->cgid[c->n & (SBX_NEST_MAX - 1)] = id;
 		sb_copy(&c->sb[c->n & (SBX_NEST_MAX - 1)], sb);
 		c->n++;
@@ -831,7 +849,7 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 	}
 	if (!j->s->chain.n)
 		return 0;	/* in no sandbox: the outside cache did not know it yet (now it does) */
-	judge_select(j, 0);
+	judge_select(j, j->s->chain.strict);	/* loops over the chain select each in turn */
 	return 1;
 }
 

@@ -248,6 +248,36 @@ sleep 1
 check_json nested/event-names-deciding-sandbox "$W/ev2.json" \
 	"any(.[]; .path == \"$W/w/g\" and .sandbox_cgroup_id == $(stat -c %i "$P") and .cgroup_id == $(stat -c %i "$P/child"))"
 sbx-bpf detach "$P/child"; sbx-bpf detach "$P"
+
+# An auditing sandbox over an enforcing one: what no rule decides (bpf(), a
+# path too long to resolve) is refused by the enforcing one, whose event says
+# so; the auditing one alone lets it through.
+python3 - "$W/w" <<'PY'
+import os, sys
+os.chdir(sys.argv[1])
+for i in range(45):
+    os.mkdir("d" * 100); os.chdir("d" * 100)
+PY
+cat >"$W/deep-write.py" <<PY
+import os
+os.chdir("$W/w")
+for i in range(45): os.chdir("d" * 100)
+try:
+    open("new-file", "w").write("x"); print("OK")
+except PermissionError: print("EACCES")
+PY
+sbx-bpf attach "$P" --audit --policy "$W/parent.json" && sbx-bpf attach "$P/child" --policy "$W/child.json"
+check nested-audit/attach "$?" 0
+check nested-audit/bpf-denied "$(inchild sbx-escape bpf-map-create 2>/dev/null)" EPERM
+check nested-audit/long-path-denied "$(inchild python3 "$W/deep-write.py" 2>/dev/null)" EACCES
+check nested-audit/parent-alone-bpf \
+	"$(sh -c 'echo $$ >'"$P"'/cgroup.procs && exec sbx-escape bpf-map-create' 2>/dev/null)" OK
+wait_event nested-audit/events-name-the-enforcing-one "$W/ev2.json" \
+	"any(.[]; .op == \"bpf\" and .verdict == \"denied\" and .sandbox_cgroup_id == $(stat -c %i "$P/child")) and
+	 any(.[]; .path_unresolved and .op == \"create\" and .verdict == \"denied\" and
+	     .sandbox_cgroup_id == $(stat -c %i "$P/child"))"
+sbx-bpf detach "$P/child"; sbx-bpf detach "$P"
+rm -rf "$W/w/$(printf 'd%.0s' $(seq 100))"
 rmdir "$P/child" "$P" 2>/dev/null
 
 # Depth: the programs look for sandboxes from level 1 to level 31 of a task's
