@@ -121,8 +121,11 @@ static __always_inline int judge_task(struct task_struct *t, __u32 op, __u32 arg
 	for_each_sandbox(&j, i) {
 		if (task_under(t, j.sandbox_cgid))
 			continue;
-		if (quiet)	/* not counted either: ps alone makes hundreds */
-			return (j.sb->flags & SBX_SANDBOX_AUDIT) ? 0 : -EPERM;
+		if (quiet) {	/* not counted either: ps alone makes hundreds */
+			if (j.sb->flags & SBX_SANDBOX_AUDIT)
+				continue;	/* an enforcing sandbox inside it still refuses */
+			return -EPERM;
+		}
 		note_target(&j, t);
 		j.s->ev.arg = arg;
 		res = deny_err(&j, op, SBX_RULE_TASK, -EPERM);

@@ -270,6 +270,11 @@ sbx-bpf attach "$P" --audit --policy "$W/parent.json" && sbx-bpf attach "$P/chil
 check nested-audit/attach "$?" 0
 check nested-audit/bpf-denied "$(inchild sbx-escape bpf-map-create 2>/dev/null)" EPERM
 check nested-audit/long-path-denied "$(inchild python3 "$W/deep-write.py" 2>/dev/null)" EACCES
+# /proc/1/stat's start_code reads 1 where the kernel's silent ptrace probe is refused.
+startcode='print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[23])'
+check nested-audit/quiet-ptrace-refused "$(inchild python3 -c "$startcode" 2>/dev/null)" 1
+[ "$(sh -c 'echo $$ >'"$P"'/cgroup.procs && exec python3 -c "$0"' "$startcode" 2>/dev/null)" -gt 1 ] 2>/dev/null &&
+	pass nested-audit/parent-alone-quiet-ptrace || fail nested-audit/parent-alone-quiet-ptrace "start_code hidden"
 check nested-audit/parent-alone-bpf \
 	"$(sh -c 'echo $$ >'"$P"'/cgroup.procs && exec sbx-escape bpf-map-create' 2>/dev/null)" OK
 # bpf() as root asks for CAP_BPF or CAP_SYS_ADMIN before the bpf hook: either refuses it.
