@@ -874,7 +874,7 @@ static __noinline int fd_use_known(struct judge *j, struct file *file, __u32 nee
 	    none_judge_uses(j))
 		return 1;
 	s->quiet_grants = 1;
-	judge_select(j, 0);
+	judge_select(j, s->chain.strict);	/* as judge_begin left it, before none_judge_uses' loop */
 	return 0;
 }
 

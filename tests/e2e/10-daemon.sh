@@ -270,6 +270,13 @@ sbx-bpf attach "$P" --audit --policy "$W/parent.json" && sbx-bpf attach "$P/chil
 check nested-audit/attach "$?" 0
 check nested-audit/bpf-denied "$(inchild sbx-escape bpf-map-create 2>/dev/null)" EPERM
 check nested-audit/long-path-denied "$(inchild python3 "$W/deep-write.py" 2>/dev/null)" EACCES
+# A descriptor opened outside both, written in the child (attached without
+# --fresh: its uses are judged): a kernel file is the child's to refuse too.
+dn0=$(cat /proc/sys/kernel/domainname)
+out=$(sh -c 'exec 3>>/proc/sys/kernel/domainname; echo $$ >"$0"/cgroup.procs; echo sbx-leak >&3 && echo OK ||
+	echo EACCES' "$P/child" 2>/dev/null)
+check nested-audit/fd-kernel-file-refused "$out" EACCES
+check nested-audit/fd-kernel-file-unchanged "$(cat /proc/sys/kernel/domainname)" "$dn0"
 # /proc/1/stat's start_code reads 1 where the kernel's silent ptrace probe is refused.
 startcode='print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[23])'
 check nested-audit/quiet-ptrace-refused "$(inchild python3 -c "$startcode" 2>/dev/null)" 1
