@@ -330,8 +330,19 @@ report() {
 # enqueue_entity while init flipped the CFS-bandwidth key (6.12, 9 s after
 # boot). On hardware the protocol is correct, and a fault of our programs
 # is a page fault or a BUG, never an int3 Oops: only that one is resumed.
+#
+# Also resumed: a guest whose vCPUs report soft lockups together. Seen once
+# (6.1, CI at 9ab38c3, after 19-hook-gaps): sbx-bpf and a sleep each stuck in
+# the kernel for minutes, no backtrace at this log level, cause not known.
+# A resumed boot runs the unfinished files again, so a lockup that comes
+# back is still a FAIL (at most two resumes), and the INFO line names it.
 tcg_patch_race() {
-	grep -q 'Oops: int3' "$1" 2>/dev/null
+	grep -q -e 'Oops: int3' -e 'watchdog: BUG: soft lockup' "$1" 2>/dev/null
+}
+
+# The console line that made tcg_patch_race say yes, for the INFO line.
+race_line() {
+	tr -d '\r' <"$1" | grep -m1 -o -e 'RIP: 0010:[a-z_0-9.]*+0x[0-9a-f]*' -e 'soft lockup - CPU#[0-9]* stuck for [0-9]*s! \[[^]]*\]'
 }
 
 # The test files the guest would run (SBX_TESTS or all), less those that finished in $1.
@@ -358,12 +369,13 @@ suite() {
 		rest=$(unfinished "$all")
 		[ -n "$rest" ] || break
 		tries=$((tries + 1))
-		echo "INFO vm/resumed after a TCG code-patching race ($(grep -m1 -o 'RIP: 0010:[a-z_0-9.]*+0x[0-9a-f]*' \
-			"$dir/console.log")); again: $rest" >>"$all"
+		echo "INFO vm/resumed after a TCG code-patching race or a lockup ($(race_line "$dir/console.log")); again: $rest" \
+			>>"$all"
 		cp "$dir/console.log" "$dir/console.$tries.log"
 		SBX_TESTS=$rest boot "$k" test
 	done
-	{ echo "SUITE-START"; cat "$all"; grep -h '^SUITE-DONE' "$dir/results.txt"; } >"$dir/results.all"
+	# No end marker is report's FAIL: under set -e a grep that finds none must not end vm.sh first.
+	{ echo "SUITE-START"; cat "$all"; grep -h '^SUITE-DONE' "$dir/results.txt" || true; } >"$dir/results.all"
 	mv "$dir/results.all" "$dir/results.txt"
 	rm -f "$all"
 }
