@@ -332,11 +332,11 @@ report() {
 # is a page fault or a BUG, never an int3 Oops: only that one is resumed.
 #
 # Also resumed: a guest whose vCPUs report soft lockups. Seen once (6.1,
-# after 19-hook-gaps) while the host ran two more guests of cancelled runs,
-# three 2-vCPU guests on 2 cores: starved vCPUs, sbx-bpf and a sleep each
-# "stuck" for minutes. A resumed boot runs the unfinished files again, so a
-# lockup that comes back is still a FAIL (at most two resumes), and the
-# INFO line names it.
+# after 19-hook-gaps, sbx-bpf and a sleep each stuck in the kernel), begun
+# while the host ran three 2-vCPU guests on 2 cores, and still spinning long
+# after the others ended; no backtrace at this log level, cause not found.
+# A resumed boot runs the unfinished files again, so a lockup that comes
+# back is still a FAIL (at most two resumes), and the INFO line names it.
 tcg_patch_race() {
 	grep -q -e 'Oops: int3' -e 'watchdog: BUG: soft lockup' "$1" 2>/dev/null
 }
