@@ -54,7 +54,8 @@ LIB_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/presets.o
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test $(BUILD)/tests/bpf/map_purge_test
-VM_BINS	   := $(BUILD)/tests/bin/sbx-probe $(BUILD)/tests/bin/sbx-escape $(BUILD)/tests/bin/sbx-slots
+VM_BINS	   := $(BUILD)/tests/bin/sbx-probe $(BUILD)/tests/bin/sbx-escape $(BUILD)/tests/bin/sbx-slots \
+	      $(BUILD)/tests/bin/sbx-entry
 BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood \
 	      noop-lsm progstats)
 # The unit tests again, with ASan+UBSan (leaks included), in a tree of their own.
@@ -169,10 +170,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(BUILD)/fuzz/obj
 	$(Q)$(CLANG) $(CFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iuserspace -o $@ $< $(FUZZ_OBJS) \
 		$(STATIC_LIBS)
 
-# The test helper that reaches a loaded map by name (libbpf).
-$(BUILD)/tests/bin/sbx-slots: tests/vm/sbx-slots.c | $(BUILD)/tests/bin
+# The test helpers that reach a map (libbpf): a loaded one by name, a pinned one by path.
+$(BUILD)/tests/bin/sbx-slots $(BUILD)/tests/bin/sbx-entry: $(BUILD)/tests/bin/%: tests/vm/%.c bpf/sbx_abi.h | \
+		$(BUILD)/tests/bin
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -static -o $@ $< -lbpf -lelf -lz -lzstd
+	$(Q)$(CC) $(CFLAGS) -Ibpf -static -o $@ $< -lbpf -lelf -lz -lzstd
 
 $(BUILD)/tests/bin/%: tests/vm/%.c | $(BUILD)/tests/bin
 	$(call msg,CC,$@)

@@ -121,9 +121,13 @@ struct dns_ports {
 
 /*
  * The resolver the current task's port-53 traffic goes to: that of the
- * innermost sandbox above it with one. Used by the LSM and the cgroup
- * programs alike (the steering runs for the caller's own cgroup: see
- * steerable()), so both agree on where a query went.
+ * innermost sandbox above it with domain rules. Its resolver asks the
+ * next one out (userspace dns_ops.via), so every policy above judges the
+ * name. When that sandbox has no resolver (ports 0: it could not start),
+ * nothing is steered and every sandbox judges port 53 by its rules; an
+ * outer resolver would answer past the inner policy. Used by the LSM and
+ * the cgroup programs alike (the steering runs for the caller's own
+ * cgroup: see steerable()), so both agree on where a query went.
  */
 static __always_inline struct dns_ports current_resolver(void)
 {
@@ -141,7 +145,7 @@ static __always_inline struct dns_ports current_resolver(void)
 		if (!id)
 			continue;
 		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (sb && (sb->flags & SBX_SANDBOX_DNS) && sb->dns_port4) {
+		if (sb && (sb->flags & SBX_SANDBOX_DNS)) {
 			r.p4 = sb->dns_port4;
 			r.p6 = sb->dns_port6;
 			return r;

@@ -322,22 +322,17 @@ static int load(const struct attach_opts *o, struct policy *p)
 /*
  * Sandboxes on @path's ancestors: the kernel judges at most SBX_NEST_MAX
  * levels for one task (a deeper one is denied everything), so attach
- * refuses to go deeper.
+ * refuses to go deeper. How many, or -errno when they cannot be read.
  */
 static int ancestors_with_policy(struct sbx_loader *l, const char *path)
 {
-	char p[PATH_MAX], *slash;
+	__u64 ids[SBX_CGROUP_MAX_LEVELS];
+	int above = cgroup_ancestor_ids(path, ids, SBX_CGROUP_MAX_LEVELS), n = 0;
 	struct sbx_sandbox sb;
-	__u64 id;
-	int n = 0;
 
-	snprintf(p, sizeof(p), "%s", path);
-	while ((slash = strrchr(p, '/')) && slash != p) {
-		*slash = '\0';
-		if (!cgroup_id_of(p, &id) && !loader__get_sandbox(l, id, &sb))
-			n++;
-	}
-	return n;
+	for (int i = 0; i < above; i++)
+		n += !loader__get_sandbox(l, ids[i], &sb);
+	return above < 0 ? above : n;
 }
 
 /* --- limits ---------------------------------------------------------------------- */
@@ -880,7 +875,7 @@ static int attach_with(const struct attach_opts *o)
 	struct policy p = {};
 	struct sbx_loader *l = NULL;
 	char path[PATH_MAX];
-	int ret, lock = -1, level = 0;
+	int ret, lock = -1, level = 0, n = 0;
 	__u64 cgid;
 
 	if (!o->policy_file == !o->preset) {
@@ -902,7 +897,11 @@ static int attach_with(const struct attach_opts *o)
 	if (!ret && cli_gaps_accepted(loader__gaps(l), (const char *const *)p.accept_missing,
 				      "--accept-missing (or \"acceptMissing\" in the policy)"))
 		ret = 1;
-	if (!ret && ancestors_with_policy(l, path) >= SBX_NEST_MAX) {
+	if (!ret && (n = ancestors_with_policy(l, path)) < 0) {
+		p_err("attach: cannot read the cgroups above %s: %s", path, strerror(-n));
+		ret = 1;
+	}
+	if (!ret && n >= SBX_NEST_MAX) {
 		p_err("attach: %s already lies below %d cgroups with policies, the most one task can have",
 		      path, SBX_NEST_MAX - 1);
 		ret = EXIT_USAGE;

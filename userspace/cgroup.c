@@ -17,6 +17,7 @@
 #include <linux/sched.h>
 
 #include "cgroup.h"
+#include "cgstat.h"
 #include "sbx_abi.h"
 #include "util.h"
 
@@ -138,6 +139,50 @@ int cgroup_id_of(const char *path, __u64 *id)
 		return -errno;
 	*id = st.st_ino;
 	return 0;
+}
+
+int cgroup_ancestor_ids(const char *path, __u64 *ids, int max)
+{
+	char p[PATH_MAX], *slash;
+	struct statfs fs;
+	int n = 0, err;
+
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	while (n < max && (slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		/* Past the mount's root the ids are another file system's inodes. */
+		if (statfs(p, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC)
+			break;
+		err = cgroup_id_of(p, &ids[n]);
+		if (err)
+			return err;
+		n++;
+	}
+	return n;
+}
+
+int cgroup_self_ids(__u64 *ids, int max)
+{
+	char v2[PATH_MAX], text[4096], rel[PATH_MAX], path[PATH_MAX * 2];
+	int n, err;
+
+	if (max < 1)
+		return -EINVAL;
+	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
+		return -ENOTSUP;
+	err = read_file("/proc/self/cgroup", text, sizeof(text));
+	if (err < 0)
+		return err;
+	err = cgstat_parse_self_cgroup(text, rel, sizeof(rel));
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s%s", v2, strcmp(rel, "/") ? rel : "");
+	err = cgroup_id_of(path, &ids[0]);
+	if (err)
+		return err;
+	n = cgroup_ancestor_ids(path, ids + 1, max - 1);
+	return n < 0 ? n : n + 1;
 }
 
 int cgroup_level(const char *v2, const char *path)

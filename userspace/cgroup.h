@@ -103,6 +103,13 @@ int cgroup_level(const char *v2, const char *path);
 /* The id of the cgroup at @path (what bpf_get_current_cgroup_id returns). */
 int cgroup_id_of(const char *path, __u64 *id);
 /*
+ * The ids of the cgroups above the one at @path, nearest first, up to the
+ * cgroup2 mount's root: how many (at most @max), or -errno.
+ */
+int cgroup_ancestor_ids(const char *path, __u64 *ids, int max);
+/* The id of this process's cgroup, then those above it: how many (at most @max), or -errno. */
+int cgroup_self_ids(__u64 *ids, int max);
+/*
  * Whether the cgroup with id @id exists, asked of the cgroup2 file system
  * that @mount_fd is open on by the id alone: 1, 0 when it is gone (ids are
  * never reused), or -errno when that cannot be told (not root, no such

@@ -90,6 +90,7 @@ struct dns_query {
 	__u16 id;		/* ours, as sent upstream */
 	unsigned tried;		/* bit i: sent to servers[i] (their answers are accepted) */
 	int next;		/* the server to try next */
+	__u16 via;		/* not servers[] but 127.0.0.1:via, an enclosing sandbox's resolver (dns_ops.via) */
 	__u64 deadline;		/* CLOCK_MONOTONIC ns: SERVFAIL */
 	__u64 retry_at;		/* CLOCK_MONOTONIC ns: on to the next server */
 	struct dns_sent *sent;
@@ -1322,22 +1323,47 @@ static void query_fail(struct dns_resolver *r, struct dns_query *q)
 	query_release(r, q);
 }
 
+/* The enclosing sandbox's resolver a query goes to (dns_ops.via): it listens on 127.0.0.1. */
+static void via_addr(__u16 port, struct sockaddr_storage *out)
+{
+	struct sockaddr_in *in = (void *)out;
+
+	memset(out, 0, sizeof(*out));
+	in->sin_family = AF_INET;
+	in->sin_port = htons(port);
+	in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
+static bool sent_to(struct dns_resolver *r, const struct dns_query *q, const struct sockaddr_storage *s)
+{
+	int fd = r->up[s->ss_family == AF_INET6];
+
+	return fd >= 0 && sendto(fd, q->sent->msg, q->sent->len, MSG_DONTWAIT | MSG_NOSIGNAL, (const void *)s,
+				 sa_len(s)) == (ssize_t)q->sent->len;
+}
+
 /*
  * Send @q to the next server it has not tried. Each server gets an equal
- * share of the timeout, the last one what is left. 0, or -EHOSTUNREACH
- * when none is left.
+ * share of the timeout, the last one what is left; a query via an
+ * enclosing resolver has that one server, which has it all. 0, or
+ * -EHOSTUNREACH when none is left.
  */
 static int query_send(struct dns_resolver *r, struct dns_query *q, __u64 now)
 {
-	const struct sockaddr_storage *s;
-	int i, fd;
+	struct sockaddr_storage via;
+	int i;
 
+	if (q->via) {
+		via_addr(q->via, &via);
+		if (q->next++ || !sent_to(r, q, &via))
+			return -EHOSTUNREACH;
+		q->tried = 1;
+		q->retry_at = q->deadline;
+		return 0;
+	}
 	while (q->next < r->nservers) {
 		i = q->next++;
-		s = &r->servers[i];
-		fd = r->up[s->ss_family == AF_INET6];
-		if (fd < 0 || sendto(fd, q->sent->msg, q->sent->len, MSG_DONTWAIT | MSG_NOSIGNAL, (const void *)s,
-				     sa_len(s)) != (ssize_t)q->sent->len)
+		if (!sent_to(r, q, &r->servers[i]))
 			continue;
 		q->tried |= 1u << i;
 		q->retry_at = now + r->timeout / r->nservers;
@@ -1372,15 +1398,23 @@ static struct dns_sent *compose(struct dns_resolver *r, const struct dns_ask *a,
 	return sent;
 }
 
-/* Send the judged question @a of @tmpl upstream, as a query of ours; SERVFAIL if it cannot be. */
+/*
+ * Send the judged question @a of @tmpl upstream, as a query of ours;
+ * SERVFAIL if it cannot be. Upstream is an enclosing sandbox's resolver
+ * when there is one (dns_ops.via), asked at each query: sandboxes come and
+ * go above this one, and a name that one refuses must not leave through
+ * this one.
+ */
 static void forward(struct dns_resolver *r, const struct dns_query *tmpl, const struct dns_ask *a)
 {
 	struct dns_query *q = r->q;
-	struct dns_sent *sent;
+	struct dns_sent *sent = NULL;
 	__u64 now = mono_now();
-	__u16 id = 0;
+	__u16 id = 0, via = 0;
+	int outer = r->ops->via ? r->ops->via(r->ctx, &via) : 0;
 
-	sent = compose(r, a, &id);
+	if (outer >= 0)
+		sent = compose(r, a, &id);
 	if (!sent) {
 		answer_rcode(r, &tmpl->peer, a, ns_r_servfail);
 		return;
@@ -1391,6 +1425,7 @@ static void forward(struct dns_resolver *r, const struct dns_query *tmpl, const 
 	q->sent = sent;
 	q->used = true;
 	q->id = id;
+	q->via = outer > 0 ? via : 0;
 	q->deadline = now + r->timeout;
 	r->by_id[id] = q - r->q + 1;
 	r->nq++;
@@ -1496,19 +1531,28 @@ static bool installed(struct dns_resolver *r, struct dns_query *q, const __u8 *m
 }
 
 /*
- * The answer @m to @q, from servers[@server]. Addresses go into the
+ * The answer @m to @q, from @server. Addresses go into the
  * kernel before the client can read its answer, so its connect() right
  * after is already allowed. A truncated answer gives a UDP client a
  * truncated one (it retries over TCP, and that answer is installed); for
  * a TCP client it is fetched again over TCP.
  */
-static void query_answer(struct dns_resolver *r, struct dns_query *q, int server, __u8 *m, size_t len)
+static void query_answer(struct dns_resolver *r, struct dns_query *q, const struct sockaddr_storage *server,
+			 __u8 *m, size_t len)
 {
 	size_t max = q->peer.proto == IPPROTO_TCP ? MSG_MAX : q->sent->ask.udp_max;
 	int n;
 
 	if ((get16(m + 2) & F_TC) && q->peer.proto == IPPROTO_TCP) {
-		n = tcp_exchange(r, &r->servers[server], q);
+		/*
+		 * Not from an enclosing resolver: in the daemon it is served by
+		 * the thread this exchange would block, so it could not answer.
+		 */
+		if (q->via) {
+			query_fail(r, q);
+			return;
+		}
+		n = tcp_exchange(r, server, q);
 		/* Truncated over TCP too: nothing whole to give a TCP client. */
 		if (n < 0 || (get16(r->buf + 2) & F_TC)) {
 			query_fail(r, q);
@@ -1542,6 +1586,7 @@ static int server_index(const struct dns_resolver *r, const struct sockaddr_stor
 /* A datagram on an upstream socket: only the answer to a query of ours, from a server it was sent to. */
 static void upstream_answer(struct dns_resolver *r, const struct sockaddr_storage *from, __u8 *m, size_t len)
 {
+	struct sockaddr_storage via;
 	struct dns_question qu;
 	struct dns_query *q;
 	unsigned idx;
@@ -1553,11 +1598,13 @@ static void upstream_answer(struct dns_resolver *r, const struct sockaddr_storag
 	if (!idx)
 		return;
 	q = &r->q[idx - 1];
-	s = server_index(r, from);
+	if (q->via)
+		via_addr(q->via, &via);
+	s = q->via ? (sa_equal(&via, from) ? 0 : -1) : server_index(r, from);
 	if (s < 0 || !(q->tried & (1u << s)))
 		return;
 	if (answers(&q->sent->ask, m, len, &qu)) {
-		query_answer(r, q, s, m, len);
+		query_answer(r, q, from, m, len);
 		return;
 	}
 	/*
@@ -1933,6 +1980,12 @@ static int open_upstream(struct dns_resolver *r)
 		fd = open_sock(r->servers[i].ss_family, SOCK_DGRAM);
 		if (fd >= 0)
 			r->up[v6] = fd;
+	}
+	/* An enclosing sandbox's resolver listens on 127.0.0.1 (without it, queries via one get SERVFAIL). */
+	if (r->ops->via && r->up[0] < 0) {
+		fd = open_sock(AF_INET, SOCK_DGRAM);
+		if (fd >= 0)
+			r->up[0] = fd;
 	}
 	return r->up[0] >= 0 || r->up[1] >= 0 ? 0 : -EAFNOSUPPORT;
 }

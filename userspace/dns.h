@@ -90,6 +90,18 @@ struct dns_ops {
 	 * SBX_OP_DNS, the name as path, the cause as rule_id. May be NULL.
 	 */
 	void (*event)(void *ctx, const struct sbx_event *ev);
+	/*
+	 * Where an allowed name is asked, instead of the configured servers:
+	 * the resolver of the nearest sandbox enclosing this one that has
+	 * domain rules (127.0.0.1:*@port4). Its policy judges the name too:
+	 * it answers NXDOMAIN to a name it denies, and opens the addresses of
+	 * the others for its own sandbox, whose rules also judge the
+	 * connections of this one's tasks. Asked for each query. 1: *@port4
+	 * set; 0: no such sandbox, the configured servers; -errno: such a
+	 * sandbox has no resolver to ask now (the client gets SERVFAIL). May
+	 * be NULL.
+	 */
+	int (*via)(void *ctx, __u16 *port4);
 	/* CLOCK_BOOTTIME in ns, as bpf_ktime_get_boot_ns(); NULL: the real clock. For tests. */
 	__u64 (*now)(void *ctx);
 };

@@ -1653,6 +1653,27 @@ int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb
 	return bpf_map_lookup_elem(map_fd(l, M_SANDBOXES), &cgid, sb) ? -errno : 0;
 }
 
+int loader__outer_resolver(struct sbx_loader *l, const __u64 *above, int n, __u64 *cgid, __u16 *port4)
+{
+	struct sbx_sandbox sb;
+	int err;
+
+	for (int i = 0; i < n; i++) {
+		err = loader__get_sandbox(l, above[i], &sb);
+		if (err == -ENOENT || (!err && !(sb.flags & SBX_SANDBOX_DNS)))
+			continue;
+		if (err)
+			return err;
+		/* Between its start and its ports, or after its resolver failed: nothing to ask past it. */
+		if (!sb.dns_port4)
+			return -EHOSTUNREACH;
+		*cgid = above[i];
+		*port4 = sb.dns_port4;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Switch @cgid to another policy in one map update: no moment without one.
  * Never back to arming: the callers (grant, a resolver's ports) read the

@@ -225,6 +225,13 @@ bool loader__fd_judging(const struct sbx_loader *l);
 /* Shared sandboxes (attach/detach/list on the pinned set). */
 __u32 loader__new_policy_id(struct sbx_loader *l);
 int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb);
+/*
+ * The resolver of the nearest of the cgroups @above (nearest first) that
+ * is a sandbox with domain rules (dns_ops.via): 1, its id in *@cgid and
+ * its resolver's IPv4 port in *@port4; 0 when none is; -EHOSTUNREACH when
+ * it has no resolver now, or the lookup's -errno.
+ */
+int loader__outer_resolver(struct sbx_loader *l, const __u64 *above, int n, __u64 *cgid, __u16 *port4);
 int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 /* The sandbox after @prev (NULL: the first); -ENOENT past the last. */
 int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb);

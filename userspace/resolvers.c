@@ -29,11 +29,18 @@
 #include "resolvers.h"
 #include "sbxstate.h"
 
+/* The cgroups above a sandbox's, nearest first: where its names go out (dns_via_cb). */
+struct above {
+	__u64 id[SBX_CGROUP_MAX_LEVELS];
+	int n;
+};
+
 struct resolver {
 	__u64 cgid;			/* 0: the slot is free */
 	struct dns_resolver *r;
 	struct resolvers *rs;
 	struct policy rules;		/* the record's domain rules and mode (state_resolver) */
+	struct above above;
 	__u16 port4, port6;
 	size_t pfd_first, pfd_n;	/* its share of the last resolvers_pollfds() */
 };
@@ -140,6 +147,15 @@ static bool dns_verdict_cb(void *ctx, const char *name, __u32 *rule_id, __u16 *l
 	return v.allowed;
 }
 
+/* Names go out through the resolver of the nearest sandbox above with domain rules. */
+static int dns_via_cb(void *ctx, __u16 *port4)
+{
+	struct resolver *s = ctx;
+	__u64 outer;
+
+	return loader__outer_resolver(s->rs->o.l, s->above.id, s->above.n, &outer, port4);
+}
+
 static void dns_event_cb(void *ctx, const struct sbx_event *ev)
 {
 	struct resolvers *rs = ((struct resolver *)ctx)->rs;
@@ -154,6 +170,7 @@ static const struct dns_ops ops = {
 	.client = dns_client_cb,
 	.verdict = dns_verdict_cb,
 	.event = dns_event_cb,
+	.via = dns_via_cb,
 };
 
 /* --- the table ----------------------------------------------------------------------- */
@@ -198,8 +215,11 @@ void resolvers_free(struct resolvers *rs)
 	free(rs);
 }
 
-/* The cgroup the record names, opened, if it still is @cgid. The fd, or -errno. */
-static int open_cgroup(const json_t *st, __u64 cgid)
+/*
+ * The cgroup the record names, opened, if it still is @cgid, and the ids
+ * of the cgroups above it into @above. The fd, or -errno.
+ */
+static int open_cgroup(const json_t *st, __u64 cgid, struct above *above)
 {
 	const char *path = json_string_value(json_object_get(st, "cgroup"));
 	__u64 id = 0;
@@ -213,6 +233,10 @@ static int open_cgroup(const json_t *st, __u64 cgid)
 	err = cgroup_id_of(path, &id);
 	if (!err && id != cgid)
 		err = -ESTALE;	/* removed, and another made at that path */
+	if (!err) {
+		above->n = cgroup_ancestor_ids(path, above->id, SBX_CGROUP_MAX_LEVELS);
+		err = above->n < 0 ? above->n : 0;
+	}
 	if (err) {
 		close(fd);
 		return err;
@@ -220,8 +244,12 @@ static int open_cgroup(const json_t *st, __u64 cgid)
 	return fd;
 }
 
-/* The record of @cgid: its domain rules into @rules, and the cgroup opened. The fd, or -errno. */
-static int read_record(struct resolvers *rs, __u64 cgid, struct policy *rules, char *why, size_t sz)
+/*
+ * The record of @cgid: its domain rules into @rules, the cgroup opened
+ * (the cgroups above it into @above). The fd, or -errno.
+ */
+static int read_record(struct resolvers *rs, __u64 cgid, struct policy *rules, struct above *above, char *why,
+		       size_t sz)
 {
 	json_t *st = state_read(rs->o.state_dir, cgid);
 	int err = st ? state_resolver(st, rules) : -ENOENT, fd = -1;
@@ -232,7 +260,7 @@ static int read_record(struct resolvers *rs, __u64 cgid, struct policy *rules, c
 	else if (err)
 		snprintf(why, sz, "the domain rules in %s/%llu.json cannot be read: %s", rs->o.state_dir,
 			 (unsigned long long)cgid, strerror(-err));
-	if (!err && (fd = open_cgroup(st, cgid)) < 0) {
+	if (!err && (fd = open_cgroup(st, cgid, above)) < 0) {
 		err = fd;
 		snprintf(why, sz, "cannot open cgroup %llu (%s): %s", (unsigned long long)cgid,
 			 json_string_value(json_object_get(st, "cgroup")) ?: "?", strerror(-err));
@@ -278,13 +306,14 @@ int resolvers_start(struct resolvers *rs, __u64 cgid, __u16 *port4, __u16 *port6
 	struct resolver *s = find(rs, cgid) ?: find(rs, 0);
 	struct policy rules = {};
 	struct dns_resolver *r = NULL;
+	struct above above;
 	int fd, err;
 
 	if (!s) {
 		snprintf(why, sz, "the daemon runs %d resolvers, the most it can", RESOLVERS_MAX);
 		return -ENOSPC;
 	}
-	fd = read_record(rs, cgid, &rules, why, sz);
+	fd = read_record(rs, cgid, &rules, &above, why, sz);
 	if (fd < 0)
 		return fd;
 	err = open_resolver(rs, s, cgid, &rules, fd, &r, why, sz);
@@ -298,6 +327,7 @@ int resolvers_start(struct resolvers *rs, __u64 cgid, __u16 *port4, __u16 *port6
 	s->cgid = cgid;
 	s->r = r;
 	s->rules = rules;
+	s->above = above;
 	dns_ports(r, &s->port4, &s->port6);
 	*port4 = s->port4;
 	*port6 = s->port6;

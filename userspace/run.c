@@ -87,6 +87,10 @@ struct run_dns {
 	__u16 port4, port6;		/* where it listens: the sandbox entry carries them */
 	bool pinned;			/* the daemon's programs: the steering is pinned too */
 	bool steer_pinned;		/* …and this run pinned it: it unpins it */
+	__u64 above[SBX_CGROUP_MAX_LEVELS];	/* the cgroups above the sandbox's, nearest first */
+	int n_above;
+	__u64 self[SBX_CGROUP_MAX_LEVELS];	/* this process's cgroup and those above it */
+	int n_self;
 };
 
 /*
@@ -574,12 +578,31 @@ static const char *dns_name_cb(void *ctx, const struct sbx_event *ev)
 	return dns_domain_name(((struct run_dns *)ctx)->r, ev->domain_id);
 }
 
+/*
+ * Names go out through the resolver of the nearest sandbox above this one
+ * with domain rules (dns_ops.via), unless this process lies below that
+ * sandbox itself: then the kernel judges its queries as that sandbox's,
+ * and steers those to the configured servers into the resolvers above it.
+ */
+static int dns_via_cb(void *ctx, __u16 *port4)
+{
+	struct run_dns *d = ctx;
+	__u64 outer;
+	int n = loader__outer_resolver(d->l, d->above, d->n_above, &outer, port4);
+
+	for (int i = 0; n > 0 && i < d->n_self; i++)
+		if (d->self[i] == outer)
+			return 0;
+	return n;
+}
+
 static const struct dns_ops run_dns_ops = {
 	.update = dns_update_cb,
 	.remove = dns_remove_cb,
 	.client = dns_client_cb,
 	.verdict = dns_verdict_cb,
 	.event = dns_event_cb,
+	.via = dns_via_cb,
 };
 
 /*
@@ -605,7 +628,11 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 
 	if (!(*flags & SBX_SANDBOX_DNS))
 		return 0;
-	err = dns_open(&d->r, &cfg);
+	d->n_self = cgroup_self_ids(d->self, SBX_CGROUP_MAX_LEVELS);
+	if (d->n_self < 0)
+		d->n_self = 0;	/* then names go to the resolver above: refused if this process may not reach it */
+	d->n_above = cgroup_ancestor_ids(cg->path, d->above, SBX_CGROUP_MAX_LEVELS);
+	err = d->n_above < 0 ? d->n_above : dns_open(&d->r, &cfg);
 	if (!err) {
 		dns_ports(d->r, &port4, &port6);
 		d->port4 = port4;

@@ -3,8 +3,10 @@
 # events of the daemon's naming the cgroup; a daemon killed with -9 leaves
 # DNS failing, not open (the steering stays pinned, aimed at a dead port);
 # a restarted daemon adopts the cgroup with a new resolver; a re-attach
-# restarts it with the new rules, or stops it; detach stops it; and an
-# attach with domain rules while no daemon runs changes nothing.
+# restarts it with the new rules, or stops it; detach stops it; a child
+# cgroup with domain rules of its own asks through its parent's resolver,
+# so a name the parent refuses never leaves; and an attach with domain
+# rules while no daemon runs changes nothing.
 # e2e: programs=pinned
 . /sbx/tests/e2e/lib.sh
 cd "$W"
@@ -31,7 +33,8 @@ wait_resolvers() {
 # Upstream DNS (TTL 60 s); the configured server does not exist: steering makes that irrelevant.
 dnsmasq --no-resolv --no-hosts --listen-address=127.0.0.1 --bind-interfaces --port=53 \
 	--pid-file="$W/dnsmasq.pid" --host-record=one.test,127.0.0.2,60 \
-	--host-record=two.test,127.0.0.3,60 || fail setup/dnsmasq "dnsmasq did not start"
+	--host-record=two.test,127.0.0.3,60 --host-record=three.test,127.0.0.4,60 \
+	--log-queries --log-facility="$W/dnsmasq.log" || fail setup/dnsmasq "dnsmasq did not start"
 cp /etc/resolv.conf "$W/resolv.conf.orig" 2>/dev/null
 echo "nameserver 10.9.9.9" >/etc/resolv.conf
 export SBX_DNS_UPSTREAM=127.0.0.1:53	# for the daemon's resolvers
@@ -134,6 +137,66 @@ check detach/resolver-gone "$(resolvers | jq length)" 0
 [ -e "$PIN/steer/$CGID" ] && fail detach/steering-unpinned "$(ls "$PIN/steer/$CGID")" || pass detach/steering-unpinned
 [ -e "$rec" ] && fail detach/record-removed "still there" || pass detach/record-removed
 check detach/no-dns-entries "$(sbx-bpf status --json | jq -r '.maps.dns_allow.used')" 0
+
+# --- nested: a child's resolver asks through its parent's -----------------------------
+# The parent allows one.test, the child one.test and three.test. The child's tasks' queries go
+# to the child's resolver; it must not ask the upstream itself, or three.test (refused by the
+# parent) would be looked up past the parent's policy: a channel out. Through the parent's
+# resolver, one.test also opens its address for the parent, whose rules judge the connection too.
+IN=$CG/inner
+mkdir -p "$IN"
+INID=$(stat -c %i "$IN")
+echo '{ "network": { "allowedDomains": [ "one.test", "three.test" ] } }' >inner.json
+ininner() { sh -c 'echo $$ >'"$IN"'/cgroup.procs && exec "$@"' sh "$@"; }
+# python3 -c "$LOOKUP" NAME: "RCODE [ADDRESS]" of an A query to some server (port 53: steered).
+LOOKUP='import socket, struct, sys
+q = struct.pack(">6H", 9, 0x0100, 1, 0, 0, 0) + b"".join(bytes([len(l)]) + l.encode() for l in sys.argv[1].split("."))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(8)
+s.sendto(q + b"\0" + struct.pack(">HH", 1, 1), ("10.9.9.9", 53))
+a = s.recv(512)
+print({0: "NOERROR", 2: "SERVFAIL", 3: "NXDOMAIN"}.get(a[3] & 15, a[3] & 15), ".".join(map(str, a[-4:])) if a[7] else "")'
+lookup() { ininner python3 -c "$LOOKUP" "$1" 2>&1 | tail -1; }
+asked() { grep -c 'query.* three\.test' "$W/dnsmasq.log"; }
+sbx-bpf attach "$CG" --policy one.json 2>>"$W/a.err" && sbx-bpf attach "$IN" --policy inner.json 2>"$W/in.err"
+check nested/attach "$?" 0
+check nested/two-resolvers \
+	"$(sbx-bpf status --json | jq "[.daemon.resolvers[]? | select(.cgroup_id == $CGID or .cgroup_id == $INID)] | length")" 2
+n=$(asked)
+check nested/parent-refuses "$(lookup three.test)" "NXDOMAIN "
+check nested/refused-never-left "$(asked)" "$n"
+wait_event nested/parent-event "$W/ev2.json" \
+	"any(.[]; .op == \"dns\" and .verdict == \"denied\" and .domain == \"three.test\" and .sandbox_cgroup_id == $CGID)"
+check nested/both-allow "$(ininner curl -s -o /dev/null -m 10 -w '%{http_code}' http://one.test:8080/ 2>/dev/null)" 200
+out=$(sbx-bpf status --json | jq "[.daemon.resolvers[]? | select(.cgroup_id == $CGID) | .counters.forwarded] | .[0]")
+[ "${out:-0}" -ge 1 ] && pass nested/parent-forwarded || fail nested/parent-forwarded "forwarded: $out"
+
+# The child's resolver down (ports 0, what the daemon writes when it cannot start one) and the
+# parent's up: the child's port 53 must not go to the parent's resolver, which would answer past
+# the child's policy, but be judged by the rules, which refuse it. The daemon stops meanwhile, or
+# its next sync would put the ports back.
+kill -STOP "$D"
+ports=$(sbx-entry ports "$INID" 0 0)
+check nested/child-down-not-steered "$(ininner sbx-probe sendto 10.9.9.9 53 2>/dev/null)" EACCES
+sbx-entry ports "$INID" $ports >/dev/null
+kill -CONT "$D"
+
+# A run's resolver (in the run, not the daemon) does the same when its sandbox lies below the
+# parent: a delegated SBX_CGROUP_ROOT that is itself attached (memory: for the run's oom group).
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+n=$(asked)
+SBX_CGROUP_ROOT=$CG sbx-bpf run --name e2e-nested-run --allow-domain one.test --allow-domain three.test -- \
+	sh -c 'python3 -c "$1" three.test; curl -s -o /dev/null -m 10 -w "%{http_code}\n" http://one.test:8080/' \
+	sh "$LOOKUP" >"$W/nr.out" 2>"$W/nr.err"
+check nested-run/exit "$?" 0
+check nested-run/dns "$(tr '\n' ' ' <"$W/nr.out")" "NXDOMAIN  200 "
+check nested-run/refused-never-left "$(asked)" "$n"
+# The run enabled memory below the parent: off again, or no process can join the parent.
+echo -memory >"$CG/cgroup.subtree_control"
+# The child alone (parent detached): its own rules, and its resolver asks the upstream.
+sbx-bpf detach "$CG" 2>>"$W/detach.err"
+check nested/child-alone "$(lookup three.test)" "NOERROR 127.0.0.4"
+sbx-bpf detach "$IN" 2>>"$W/detach.err"
+rmdir "$IN" 2>/dev/null
 
 # --- no daemon at all: an attach with domain rules changes nothing --------------------
 kill "$D"; wait "$D" 2>/dev/null

@@ -50,6 +50,9 @@ struct fake {
 	__u32 client_key;
 	int watch_fd;			/* the client: must not have its answer before update() */
 	bool answered_early;
+	int via_ret;			/* what dns_ops.via returns (via_ops) */
+	__u16 via_port;
+	int nvia;
 };
 
 static int map_find(const struct fake *f, const __u8 addr[16])
@@ -147,9 +150,25 @@ static __u64 fake_now(void *ctx)
 	return ((struct fake *)ctx)->now;
 }
 
+static int fake_via(void *ctx, __u16 *port4)
+{
+	struct fake *f = ctx;
+
+	f->nvia++;
+	if (f->via_ret > 0)
+		*port4 = f->via_port;
+	return f->via_ret;
+}
+
 static const struct dns_ops fake_ops = {
 	.update = fake_update, .remove = fake_remove, .client = fake_client,
 	.verdict = fake_verdict, .event = fake_event, .now = fake_now,
+};
+
+/* The same, with an enclosing sandbox's resolver to ask (struct fake via_*). */
+static const struct dns_ops via_ops = {
+	.update = fake_update, .remove = fake_remove, .client = fake_client,
+	.verdict = fake_verdict, .event = fake_event, .now = fake_now, .via = fake_via,
 };
 
 /* --- the fake upstream ---------------------------------------------------------- */
@@ -2153,6 +2172,158 @@ static void test_message_layer_answers(void **state)
 	assert_memory_equal(ans + NS_HFIXEDSZ, "\x07" "Example" "\x03" "com", 13);
 }
 
+/* Nothing arrived on @fd (a fake server nobody serves). */
+static bool silent(int fd)
+{
+	__u8 b[512];
+
+	return recv(fd, b, sizeof(b), MSG_DONTWAIT) < 0 && errno == EAGAIN;
+}
+
+/*
+ * A nested sandbox's resolver (@in) asking through its enclosing one's
+ * (@out, whose upstream is the fake): run both, the upstream and a UDP
+ * client of @in asking @name, until the client has its answer.
+ */
+static size_t ask_through(struct env *in, struct env *out, const char *name, __u8 *q, __u8 *ans)
+{
+	struct pollfd p[2 * DNS_POLLFDS_MAX + 2];
+	__u64 end = mono_ms() + 3000;
+	int fd = udp_client(in), n, k;
+	size_t qlen = mkquery(name, ns_t_a, q);
+	ssize_t got = -1;
+
+	assert_int_equal(send(fd, q, qlen, 0), (ssize_t)qlen);
+	while (got < 0 && mono_ms() < end) {
+		k = dns_pollfds(in->r, p, DNS_POLLFDS_MAX);
+		n = k + dns_pollfds(out->r, p + k, DNS_POLLFDS_MAX);
+		p[n++] = (struct pollfd){ .fd = out->up.fd, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+		assert_true(poll(p, n, 10) >= 0);
+		dns_handle(in->r, p, k);
+		dns_handle(out->r, p + k, n - 2 - k);
+		if (p[n - 2].revents)
+			up_serve(&out->up);
+		if (p[n - 1].revents & POLLIN)
+			got = recv(fd, ans, 4096, 0);
+	}
+	close(fd);
+	assert_true(got >= NS_HFIXEDSZ);
+	assert_int_equal(get16(ans), get16(q));
+	assert_true(silent(in->up.fd));		/* the inner one's configured server: never asked */
+	return got;
+}
+
+/*
+ * Nested sandboxes: the inner one's resolver asks the outer one's, never
+ * the servers. A name the outer policy denies gets its NXDOMAIN, and does
+ * not leave; an allowed one opens its address for both sandboxes.
+ */
+static void test_via_outer(void **state)
+{
+	struct env *out = env_new(), *in = env_new();
+	__u8 q[512], ans[4096];
+	struct reply_got g;
+	__u16 port6;
+	size_t n;
+
+	(void)state;
+	out->f.allow[0] = "example.com";
+	out->up.recs = example_a;
+	out->up.nrec = 1;
+	env_start(out);
+	in->f.allow[0] = "example.com";
+	in->f.allow[1] = "evil.example";
+	in->cfg.ops = &via_ops;
+	in->f.via_ret = 1;
+	dns_ports(out->r, &in->f.via_port, &port6);
+	env_start(in);
+
+	n = ask_through(in, out, "evil.example", q, ans);
+	assert_int_equal(ans[3] & 0x0f, ns_r_nxdomain);
+	assert_int_equal(out->up.nq, 0);			/* it never left */
+	assert_int_equal(out->f.nev, 1);			/* the outer policy's refusal */
+	assert_string_equal(out->f.ev[0].path, "evil.example");
+	assert_int_equal(out->f.ev[0].rule_id, SBX_RULE_DOMAIN_DEFAULT);
+	assert_int_equal(in->f.nmap + out->f.nmap, 0);
+
+	n = ask_through(in, out, "example.com", q, ans);
+	parse_reply(ans, n, &g);
+	assert_int_equal(g.nrr, 1);
+	assert_rr(&g, "example.com", ns_t_a, "10.0.0.1", 60);
+	assert_int_equal(out->up.nq, 1);
+	assert_non_null(slot_of(&in->f, "10.0.0.1", domain_id(in->r, "example.com")));
+	assert_non_null(slot_of(&out->f, "10.0.0.1", domain_id(out->r, "example.com")));
+	assert_int_equal(in->f.nvia, 2);			/* asked at each query it sent */
+	env_free(in);
+	env_free(out);
+}
+
+/*
+ * Via an enclosing resolver (here the fake server, on another port than
+ * the configured one): only its answers count, a spoofed one from another
+ * port is ignored, and the configured server is never asked.
+ */
+static void test_via_only(void **state)
+{
+	static const struct rec recs[] = { { "example.com", ns_t_a, 60, "1.2.3.4" } };
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	struct reply_got g;
+	__u16 other;
+	size_t qlen, n;
+	int conf = bound_socket(SOCK_DGRAM, 0, &other);
+
+	(void)state;
+	snprintf(e->upstream, sizeof(e->upstream), "127.0.0.1:%u", other);
+	e->f.allow[0] = "example.com";
+	e->up.mode = UP_SPOOF;
+	e->up.recs = recs;
+	e->up.nrec = 1;
+	e->cfg.ops = &via_ops;
+	e->f.via_ret = 1;
+	e->f.via_port = e->up.port;
+	env_start(e);
+	n = ask(e, "example.com", ns_t_a, q, &qlen, ans);
+	parse_reply(ans, n, &g);
+	assert_int_equal(g.nrr, 1);
+	assert_rr(&g, "example.com", ns_t_a, "1.2.3.4", 60);
+	assert_null(slot_of(&e->f, "6.6.6.6", domain_id(e->r, "example.com")));
+	assert_int_equal(e->up.nq, 1);
+	assert_true(silent(conf));
+	close(conf);
+	env_free(e);
+}
+
+/* An enclosing sandbox with no resolver to ask: SERVFAIL, and nothing goes to the servers. */
+static void test_via_unreachable(void **state)
+{
+	struct env *e = env_new();
+	__u8 q[512], ans[4096];
+	size_t qlen;
+
+	(void)state;
+	e->f.allow[0] = "example.com";
+	e->up.recs = example_a;
+	e->up.nrec = 1;
+	e->cfg.ops = &via_ops;
+	e->f.via_ret = -EHOSTUNREACH;
+	env_start(e);
+	ask(e, "example.com", ns_t_a, q, &qlen, ans);
+	assert_int_equal(ans[3] & 0x0f, ns_r_servfail);
+	assert_int_equal(e->up.nq, 0);
+	assert_int_equal(e->f.nmap, 0);
+	assert_int_equal(counters(e).failed, 1);
+
+	/* None above (0): the configured servers, as without the op. */
+	e->f.via_ret = 0;
+	ask(e, "example.com", ns_t_a, q, &qlen, ans);
+	assert_int_equal(ans[3] & 0x0f, ns_r_noerror);
+	assert_int_equal(e->up.nq, 1);
+	assert_int_equal(e->f.nmap, 1);
+	env_free(e);
+}
+
 static void check_server(const struct sockaddr_storage *ss, const char *addr, __u16 port)
 {
 	char buf[INET6_ADDRSTRLEN];
@@ -2233,6 +2404,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_allowed),
+		cmocka_unit_test(test_via_outer),
+		cmocka_unit_test(test_via_only),
+		cmocka_unit_test(test_via_unreachable),
 		cmocka_unit_test(test_ttl_clamp),
 		cmocka_unit_test(test_cname_chain),
 		cmocka_unit_test(test_denied),
