@@ -57,8 +57,8 @@ struct hook_gaps;
  * ("--accept-missing").
  */
 int cli_gaps_accepted(const struct hook_gaps *g, const char *const *accept, const char *how);
-/* Load the programs, refuse unaccepted gaps as above, attach. NULL after saying why. */
-struct sbx_loader *cli_load_programs(const char *const *accept, const char *how);
+/* Load the programs (@flags: LOADER_*), refuse unaccepted gaps as above, attach. NULL after saying why. */
+struct sbx_loader *cli_load_programs(const char *const *accept, const char *how, unsigned flags);
 
 int do_run(int argc, char **argv);
 int do_doctor(int argc, char **argv);

@@ -83,6 +83,7 @@ int cli_judge_uses(struct sbx_loader *l, struct sbx_sandbox *sb)
 	/* -ENOENT: the set lacks the program, a gap its loader had accepted by name. */
 	if (err && err != -ENOENT) {
 		p_err("cannot judge reads and writes through descriptors (lsm/file_permission): %s",
+		      err == -ENOPKG ? "not loaded (no descriptor to judge was found before loading)" :
 		      strerror(-err));
 		return -1;
 	}

@@ -277,7 +277,7 @@ static struct sbx_loader *adopt_or_load(const char *dir, const char *const *acce
 		p_err("%s holds programs of another sbx-bpf build; 'sbx-bpf unload' removes them", dir);
 		return NULL;
 	}
-	l = cli_load_programs(accept, DAEMON_ACCEPT_HOW);
+	l = cli_load_programs(accept, DAEMON_ACCEPT_HOW, 0);
 	if (!l)
 		return NULL;
 	err = loader__pin(l, dir);

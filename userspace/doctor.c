@@ -231,7 +231,7 @@ static void variants_line(const struct hook_picks *picks, char *buf, size_t sz)
 static void check_programs(struct doctor_report *r)
 {
 	static struct hook_picks picks;
-	struct sbx_loader *l = loader__load(&picks, NULL, NULL);
+	struct sbx_loader *l = loader__load(&picks, 0, NULL, NULL);
 	const struct hook_gaps *g;
 	char variants[256];
 	struct check *c;

@@ -65,6 +65,7 @@ struct sbx_loader {
 	int steer_link[NR_STEER];	/* BPF link fds on the sandbox cgroup; -1: none */
 	struct hook_gaps gaps;		/* what this set lacks (loader__gaps) */
 	int fdj_prog;			/* file_permission's program (adopted sets); -1: none */
+	bool fdj_left_out;		/* not loaded: LOADER_WITHOUT_FD_JUDGING */
 	int fdj_hold;			/* the judging lock, held from judging on to the sandbox written */
 	char pin_dir[PATH_MAX];		/* where an adopted or pinned set lives; "" for our own */
 };
@@ -315,7 +316,7 @@ static bool plain_loads_wanted(const struct btf *kernel)
  * by an earlier attempt, or left out on request). NULL with errno set.
  */
 static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gaps, struct hook_picks *picks,
-				 bool plain)
+				 bool plain, unsigned flags)
 {
 	struct sbx_bpf *skel = sbx_bpf__open();
 	struct bpf_program *prog;
@@ -333,6 +334,9 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	skel->rodata->plain_loads = plain;
 	/* Attached only while a sandbox needs its descriptors judged (loader__fd_judging). */
 	bpf_program__set_autoattach(skel->progs.fs_file_permission, false);
+	/* Not wanted is not a gap: nothing to accept. */
+	if (flags & LOADER_WITHOUT_FD_JUDGING)
+		bpf_program__set_autoload(skel->progs.fs_file_permission, false);
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *hook = hooks__prog_hook(prog);
 
@@ -374,9 +378,9 @@ static int load_captured(struct sbx_bpf *skel, struct load_capture *c)
  * the refusal it was loaded with, as they were.
  */
 static bool load_without_plain_loads(const struct btf *kernel, struct hook_gaps *gaps,
-				     struct hook_picks *picks, struct sbx_bpf **skel)
+				     struct hook_picks *picks, unsigned flags, struct sbx_bpf **skel)
 {
-	struct sbx_bpf *again = open_skel(kernel, gaps, picks, false);
+	struct sbx_bpf *again = open_skel(kernel, gaps, picks, false, flags);
 	struct load_capture c;
 
 	if (!again || load_captured(again, &c)) {
@@ -395,8 +399,8 @@ static bool load_without_plain_loads(const struct btf *kernel, struct hook_gaps 
  * kernel that refuses one program costs one more load, not the others.
  * NULL with errno set when what failed is not one program (a map, the BTF).
  */
-static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *picks, loader_gate_fn gate,
-				 void *arg)
+static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *picks, unsigned flags,
+				 loader_gate_fn gate, void *arg)
 {
 	struct btf *kernel = btf__load_vmlinux_btf();
 	struct load_capture c;
@@ -408,7 +412,7 @@ static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *pick
 		return NULL;
 	plain = plain_loads_wanted(kernel);
 	for (int attempt = 0; attempt <= HOOK_GAPS_MAX; attempt++) {
-		skel = open_skel(kernel, gaps, picks, plain);
+		skel = open_skel(kernel, gaps, picks, plain, flags);
 		if (!skel) {
 			err = -errno;
 			break;
@@ -419,7 +423,7 @@ static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *pick
 			break;
 		}
 		err = load_captured(skel, &c);
-		if (err && plain && load_without_plain_loads(kernel, gaps, picks, &skel))
+		if (err && plain && load_without_plain_loads(kernel, gaps, picks, flags, &skel))
 			err = 0;
 		if (!err)
 			break;
@@ -453,13 +457,14 @@ int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gap
 	return err;
 }
 
-struct sbx_loader *loader__load(struct hook_picks *picks, loader_gate_fn gate, void *arg)
+struct sbx_loader *loader__load(struct hook_picks *picks, unsigned flags, loader_gate_fn gate, void *arg)
 {
 	struct sbx_loader *l = loader_alloc();
 
 	if (!l)
 		return NULL;
-	l->skel = load_skel(&l->gaps, picks, gate, arg);
+	l->fdj_left_out = flags & LOADER_WITHOUT_FD_JUDGING;
+	l->skel = load_skel(&l->gaps, picks, flags, gate, arg);
 	if (!l->skel) {
 		int err = errno;
 
@@ -879,7 +884,7 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 {
 	struct btf *kernel = btf__load_vmlinux_btf();
 	struct hook_gaps gaps = { .nr = 0 };
-	struct sbx_bpf *skel = kernel ? open_skel(kernel, &gaps, NULL, plain_loads_wanted(kernel)) : NULL;
+	struct sbx_bpf *skel = kernel ? open_skel(kernel, &gaps, NULL, plain_loads_wanted(kernel), 0) : NULL;
 	struct loader_prog_stats *st = NULL;
 	struct bpf_program *prog;
 	char *logs = NULL;
@@ -1537,6 +1542,8 @@ static int fdj_attach(struct sbx_loader *l)
 	int link, prog, err;
 
 	if (!l->pin_dir[0]) {
+		if (l->fdj_left_out)
+			return -ENOPKG;
 		if (!l->skel || bpf_program__fd(l->skel->progs.fs_file_permission) < 0)
 			return -ENOENT;
 		if (!l->skel->links.fs_file_permission)

@@ -24,16 +24,25 @@ struct hook_picks;
 typedef int (*loader_gate_fn)(const struct hook_gaps *gaps, void *arg);
 
 /*
+ * Leave lsm/file_permission out: no sandbox of this set will hold a
+ * descriptor opened outside its policy (a `run` whose command inherits
+ * none). It is the largest program, and verifying it is start-up time.
+ * loader__fd_judging_on() then fails with -ENOPKG, not the -ENOENT of a
+ * hook the kernel lacks.
+ */
+#define LOADER_WITHOUT_FD_JUDGING	(1u << 0)
+
+/*
  * Open and load the enforcement programs, attach nothing yet: of each hook
  * the variant that fits this kernel (hooks.h), then every program the
  * kernel accepts. What could not load is in loader__gaps(), by hook, with
  * the reason; the caller decides whether to go on without it. @picks (may
- * be NULL) gets the variant chosen for every hook. @gate (may be NULL) may
- * stop the load before verifying: NULL with errno ECANCELED. NULL with
- * errno set when the failure is not one program's (no kernel BTF, a map
- * refused).
+ * be NULL) gets the variant chosen for every hook. @flags: LOADER_*.
+ * @gate (may be NULL) may stop the load before verifying: NULL with errno
+ * ECANCELED. NULL with errno set when the failure is not one program's (no
+ * kernel BTF, a map refused).
  */
-struct sbx_loader *loader__load(struct hook_picks *picks, loader_gate_fn gate, void *arg);
+struct sbx_loader *loader__load(struct hook_picks *picks, unsigned flags, loader_gate_fn gate, void *arg);
 /*
  * Which variant of each hook fits the kernel whose BTF is @btf_path (a
  * vmlinux ELF or raw BTF; NULL: the running kernel's), without loading

@@ -77,13 +77,13 @@ static int refuse_foreseen(const struct hook_gaps *g, void *arg)
 	return 1;
 }
 
-struct sbx_loader *cli_load_programs(const char *const *accept, const char *how)
+struct sbx_loader *cli_load_programs(const char *const *accept, const char *how, unsigned flags)
 {
 	struct accept_ctx a = { .accept = accept, .how = how };
 	struct sbx_loader *l;
 	int err;
 
-	l = loader__load(NULL, refuse_foreseen, &a);
+	l = loader__load(NULL, flags, refuse_foreseen, &a);
 	if (!l) {
 		if (errno != ECANCELED)	/* refused: refuse_foreseen said why */
 			p_err("cannot load the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(errno));

@@ -690,7 +690,13 @@ static struct sbx_loader *open_programs(const struct policy *p, bool *pinned)
 	if (errno == ESTALE)
 		p_warn("the programs pinned at %s are from another build of sbx-bpf: loading this one's",
 		       SBX_PIN_DIR);
-	return cli_load_programs(accept, ACCEPT_HOW);
+	/*
+	 * Only this run's sandbox uses its own set, and only what the command
+	 * inherits is judged on use (the scan after loading asks again, and
+	 * fails if it now finds some): the largest program is verified only
+	 * when needed.
+	 */
+	return cli_load_programs(accept, ACCEPT_HOW, fdscan_self_passes_on() ? 0 : LOADER_WITHOUT_FD_JUDGING);
 }
 
 /*

@@ -48,3 +48,21 @@ else
 fi
 wait_unloads 1200 && pass unload/child-exits || fail unload/child-exits "$(unload_pids) still there after 120 s"
 check unload/no-program-left "$(sbx-probe bpf-progs)" "$progs0"
+
+# lsm/file_permission (the largest program to verify) is loaded only when the command inherits a
+# descriptor to judge on use, beyond its stdio; then a use the policy denies is refused.
+# lsm_while NAME: how many LSM programs are in the kernel while a run of ours sleeps; the run
+# inherits what the caller passes to this function (3<FILE).
+mkdir -p "$W/m"
+lsm_while() {
+	sbx-bpf run --allow-write "$W/m" -- sh -c "touch $W/m/$1; sleep 3" 2>"$W/lsm-$1.err" &
+	wait_for "$W/m/$1" 900 && sbx-probe bpf-progs lsm
+	wait $!
+	wait_unloads 1200
+}
+plain=$(lsm_while plain)
+held=$(lsm_while held 3<"$W/d/secret")
+check own/fd-judging-only-when-needed "$((held - plain))" 1
+out=$(sbx-bpf run --deny-read "$W/d" -- sh -c 'cat <&3 >/dev/null 2>&1 && echo OK || echo refused' \
+	3<"$W/d/secret" 2>/dev/null)
+check own/inherited-use-refused "$out" refused
