@@ -517,18 +517,21 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 			c->overflow = 1;
 			break;
 		}
-		/*
-		 * The first enforcing one: sb[strict] still audits while none was
-		 * found (at n == 0 the answer is 0 either way). In scratch memory,
-		 * which the verifier does not track: no states split.
-		 */
-		if (!(sb->flags & SBX_SANDBOX_AUDIT) && (c->sb[c->strict & (SBX_NEST_MAX - 1)].flags &
-							  SBX_SANDBOX_AUDIT))
-			c->strict = c->n;
 		c->cgid[c->n & (SBX_NEST_MAX - 1)] = id;
 		sb_copy(&c->sb[c->n & (SBX_NEST_MAX - 1)], sb);
 		c->n++;
 	}
+	/*
+	 * The first enforcing one (0 when all audit). Found after the level
+	 * loop, in a loop of SBX_NEST_MAX steps: a branch inside the level loop
+	 * is verified at each of its 31 steps, which cost 74,000 instructions
+	 * processed over all programs on 6.1 (593,588 against 519,286).
+	 */
+	for (level = 0; level < SBX_NEST_MAX && level < c->n; level++)
+		if (!(c->sb[level].flags & SBX_SANDBOX_AUDIT)) {
+			c->strict = level;
+			break;
+		}
 	if (c->n)
 		return c->n;
 	if (arming_set && sbx_arming_here())
