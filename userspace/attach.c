@@ -326,13 +326,13 @@ static int load(const struct attach_opts *o, struct policy *p)
  */
 static int ancestors_with_policy(struct sbx_loader *l, const char *path)
 {
-	__u64 ids[SBX_CGROUP_MAX_LEVELS];
-	int above = cgroup_ancestor_ids(path, ids, SBX_CGROUP_MAX_LEVELS), n = 0;
+	struct cgroup_ids above;
 	struct sbx_sandbox sb;
+	int err = cgroup_ancestor_ids(path, &above), n = 0;
 
-	for (int i = 0; i < above; i++)
-		n += !loader__get_sandbox(l, ids[i], &sb);
-	return above < 0 ? above : n;
+	for (int i = 0; !err && i < above.n; i++)
+		n += !loader__get_sandbox(l, above.id[i], &sb);
+	return err ?: n;
 }
 
 /* --- limits ---------------------------------------------------------------------- */

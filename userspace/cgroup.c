@@ -141,7 +141,8 @@ int cgroup_id_of(const char *path, __u64 *id)
 	return 0;
 }
 
-int cgroup_ancestor_ids(const char *path, __u64 *ids, int max)
+/* cgroup_ancestor_ids into @ids[@max]: how many, or -errno. */
+static int ancestors(const char *path, __u64 *ids, int max)
 {
 	char p[PATH_MAX], *slash;
 	struct statfs fs;
@@ -162,13 +163,18 @@ int cgroup_ancestor_ids(const char *path, __u64 *ids, int max)
 	return n;
 }
 
-int cgroup_self_ids(__u64 *ids, int max)
+int cgroup_ancestor_ids(const char *path, struct cgroup_ids *out)
+{
+	out->n = ancestors(path, out->id, SBX_CGROUP_MAX_LEVELS);
+	return out->n < 0 ? out->n : 0;
+}
+
+int cgroup_self_ids(struct cgroup_ids *out)
 {
 	char v2[PATH_MAX], text[4096], rel[PATH_MAX], path[PATH_MAX * 2];
 	int n, err;
 
-	if (max < 1)
-		return -EINVAL;
+	out->n = 0;
 	if (cgroup_layout(v2, sizeof(v2)) != CGROUP_UNIFIED)
 		return -ENOTSUP;
 	err = read_file("/proc/self/cgroup", text, sizeof(text));
@@ -178,11 +184,14 @@ int cgroup_self_ids(__u64 *ids, int max)
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s%s", v2, strcmp(rel, "/") ? rel : "");
-	err = cgroup_id_of(path, &ids[0]);
+	err = cgroup_id_of(path, &out->id[0]);
 	if (err)
 		return err;
-	n = cgroup_ancestor_ids(path, ids + 1, max - 1);
-	return n < 0 ? n : n + 1;
+	n = ancestors(path, out->id + 1, SBX_CGROUP_MAX_LEVELS - 1);
+	if (n < 0)
+		return n;
+	out->n = n + 1;
+	return 0;
 }
 
 int cgroup_level(const char *v2, const char *path)

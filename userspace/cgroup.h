@@ -9,7 +9,15 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "sbx_abi.h"
+
 #define SBX_CGROUP_ROOT_NAME "sbx-bpf"
+
+/* Cgroup ids, nearest first (cgroup_ancestor_ids, cgroup_self_ids). */
+struct cgroup_ids {
+	__u64 id[SBX_CGROUP_MAX_LEVELS];
+	int n;
+};
 
 enum cgroup_layout {
 	CGROUP_NONE = 0,	/* no cgroup filesystem mounted */
@@ -102,13 +110,10 @@ int cgroup_read(const struct sbx_cgroup *cg, const char *file, char *buf, size_t
 int cgroup_level(const char *v2, const char *path);
 /* The id of the cgroup at @path (what bpf_get_current_cgroup_id returns). */
 int cgroup_id_of(const char *path, __u64 *id);
-/*
- * The ids of the cgroups above the one at @path, nearest first, up to the
- * cgroup2 mount's root: how many (at most @max), or -errno.
- */
-int cgroup_ancestor_ids(const char *path, __u64 *ids, int max);
-/* The id of this process's cgroup, then those above it: how many (at most @max), or -errno. */
-int cgroup_self_ids(__u64 *ids, int max);
+/* The cgroups above the one at @path, up to the cgroup2 mount's root, into @out. 0 or -errno. */
+int cgroup_ancestor_ids(const char *path, struct cgroup_ids *out);
+/* This process's cgroup, then those above it, into @out. 0 or -errno. */
+int cgroup_self_ids(struct cgroup_ids *out);
 /*
  * Whether the cgroup with id @id exists, asked of the cgroup2 file system
  * that @mount_fd is open on by the id alone: 1, 0 when it is gone (ids are

@@ -1583,14 +1583,26 @@ static int server_index(const struct dns_resolver *r, const struct sockaddr_stor
 	return -1;
 }
 
+/* Was @q sent to @from: the enclosing resolver it went to, or one of the servers it tried? */
+static bool asked(const struct dns_resolver *r, const struct dns_query *q, const struct sockaddr_storage *from)
+{
+	struct sockaddr_storage via;
+	int s;
+
+	if (q->via) {
+		via_addr(q->via, &via);
+		return q->tried && sa_equal(&via, from);
+	}
+	s = server_index(r, from);
+	return s >= 0 && (q->tried & (1u << s));
+}
+
 /* A datagram on an upstream socket: only the answer to a query of ours, from a server it was sent to. */
 static void upstream_answer(struct dns_resolver *r, const struct sockaddr_storage *from, __u8 *m, size_t len)
 {
-	struct sockaddr_storage via;
 	struct dns_question qu;
 	struct dns_query *q;
 	unsigned idx;
-	int s;
 
 	if (len < NS_HFIXEDSZ || !(get16(m + 2) & F_QR))
 		return;
@@ -1598,10 +1610,7 @@ static void upstream_answer(struct dns_resolver *r, const struct sockaddr_storag
 	if (!idx)
 		return;
 	q = &r->q[idx - 1];
-	if (q->via)
-		via_addr(q->via, &via);
-	s = q->via ? (sa_equal(&via, from) ? 0 : -1) : server_index(r, from);
-	if (s < 0 || !(q->tried & (1u << s)))
+	if (!asked(r, q, from))
 		return;
 	if (answers(&q->sent->ask, m, len, &qu)) {
 		query_answer(r, q, from, m, len);

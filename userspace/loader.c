@@ -1660,21 +1660,31 @@ int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb
 	return bpf_map_lookup_elem(map_fd(l, M_SANDBOXES), &cgid, sb) ? -errno : 0;
 }
 
-int loader__outer_resolver(struct sbx_loader *l, const __u64 *above, int n, __u64 *cgid, __u16 *port4)
+static bool ids_have(const struct cgroup_ids *ids, __u64 id)
+{
+	for (int i = 0; ids && i < ids->n; i++)
+		if (ids->id[i] == id)
+			return true;
+	return false;
+}
+
+int loader__outer_resolver(struct sbx_loader *l, const struct cgroup_ids *above, const struct cgroup_ids *self,
+			   __u16 *port4)
 {
 	struct sbx_sandbox sb;
 	int err;
 
-	for (int i = 0; i < n; i++) {
-		err = loader__get_sandbox(l, above[i], &sb);
+	for (int i = 0; i < above->n; i++) {
+		err = loader__get_sandbox(l, above->id[i], &sb);
 		if (err == -ENOENT || (!err && !(sb.flags & SBX_SANDBOX_DNS)))
 			continue;
 		if (err)
 			return err;
+		if (ids_have(self, above->id[i]))
+			return 0;
 		/* Between its start and its ports, or after its resolver failed: nothing to ask past it. */
 		if (!sb.dns_port4)
 			return -EHOSTUNREACH;
-		*cgid = above[i];
 		*port4 = sb.dns_port4;
 		return 1;
 	}

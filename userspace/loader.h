@@ -12,6 +12,7 @@
 
 struct sbx_loader;
 
+struct cgroup_ids;
 struct hook_gaps;
 struct hook_picks;
 
@@ -235,12 +236,15 @@ bool loader__fd_judging(const struct sbx_loader *l);
 __u32 loader__new_policy_id(struct sbx_loader *l);
 int loader__get_sandbox(struct sbx_loader *l, __u64 cgid, struct sbx_sandbox *sb);
 /*
- * The resolver of the nearest of the cgroups @above (nearest first) that
- * is a sandbox with domain rules (dns_ops.via): 1, its id in *@cgid and
- * its resolver's IPv4 port in *@port4; 0 when none is; -EHOSTUNREACH when
- * it has no resolver now, or the lookup's -errno.
+ * The resolver of the nearest of the cgroups @above that is a sandbox with
+ * domain rules (dns_ops.via): 1 and its IPv4 port in *@port4; 0 when none
+ * is, or when that sandbox is one of @self (the caller's own cgroup and
+ * those above it, may be NULL: the kernel then steers the caller's queries
+ * to the configured servers into it); -EHOSTUNREACH when it has no
+ * resolver now, or the lookup's -errno.
  */
-int loader__outer_resolver(struct sbx_loader *l, const __u64 *above, int n, __u64 *cgid, __u16 *port4);
+int loader__outer_resolver(struct sbx_loader *l, const struct cgroup_ids *above, const struct cgroup_ids *self,
+			   __u16 *port4);
 int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbox *sb);
 /* The sandbox after @prev (NULL: the first); -ENOENT past the last. */
 int loader__next_sandbox(struct sbx_loader *l, const __u64 *prev, __u64 *cgid, struct sbx_sandbox *sb);

@@ -29,18 +29,12 @@
 #include "resolvers.h"
 #include "sbxstate.h"
 
-/* The cgroups above a sandbox's, nearest first: where its names go out (dns_via_cb). */
-struct above {
-	__u64 id[SBX_CGROUP_MAX_LEVELS];
-	int n;
-};
-
 struct resolver {
 	__u64 cgid;			/* 0: the slot is free */
 	struct dns_resolver *r;
 	struct resolvers *rs;
 	struct policy rules;		/* the record's domain rules and mode (state_resolver) */
-	struct above above;
+	struct cgroup_ids above;	/* the cgroups above its own: where its names go out (dns_via_cb) */
 	__u16 port4, port6;
 	size_t pfd_first, pfd_n;	/* its share of the last resolvers_pollfds() */
 };
@@ -147,13 +141,16 @@ static bool dns_verdict_cb(void *ctx, const char *name, __u32 *rule_id, __u16 *l
 	return v.allowed;
 }
 
-/* Names go out through the resolver of the nearest sandbox above with domain rules. */
+/*
+ * Names go out through the resolver of the nearest sandbox above with
+ * domain rules. The daemon itself lies below none that enforces (it could
+ * not load or reach its programs): no self to leave out.
+ */
 static int dns_via_cb(void *ctx, __u16 *port4)
 {
 	struct resolver *s = ctx;
-	__u64 outer;
 
-	return loader__outer_resolver(s->rs->o.l, s->above.id, s->above.n, &outer, port4);
+	return loader__outer_resolver(s->rs->o.l, &s->above, NULL, port4);
 }
 
 static void dns_event_cb(void *ctx, const struct sbx_event *ev)
@@ -219,7 +216,7 @@ void resolvers_free(struct resolvers *rs)
  * The cgroup the record names, opened, if it still is @cgid, and the ids
  * of the cgroups above it into @above. The fd, or -errno.
  */
-static int open_cgroup(const json_t *st, __u64 cgid, struct above *above)
+static int open_cgroup(const json_t *st, __u64 cgid, struct cgroup_ids *above)
 {
 	const char *path = json_string_value(json_object_get(st, "cgroup"));
 	__u64 id = 0;
@@ -233,10 +230,8 @@ static int open_cgroup(const json_t *st, __u64 cgid, struct above *above)
 	err = cgroup_id_of(path, &id);
 	if (!err && id != cgid)
 		err = -ESTALE;	/* removed, and another made at that path */
-	if (!err) {
-		above->n = cgroup_ancestor_ids(path, above->id, SBX_CGROUP_MAX_LEVELS);
-		err = above->n < 0 ? above->n : 0;
-	}
+	if (!err)
+		err = cgroup_ancestor_ids(path, above);
 	if (err) {
 		close(fd);
 		return err;
@@ -248,8 +243,8 @@ static int open_cgroup(const json_t *st, __u64 cgid, struct above *above)
  * The record of @cgid: its domain rules into @rules, the cgroup opened
  * (the cgroups above it into @above). The fd, or -errno.
  */
-static int read_record(struct resolvers *rs, __u64 cgid, struct policy *rules, struct above *above, char *why,
-		       size_t sz)
+static int read_record(struct resolvers *rs, __u64 cgid, struct policy *rules, struct cgroup_ids *above,
+		       char *why, size_t sz)
 {
 	json_t *st = state_read(rs->o.state_dir, cgid);
 	int err = st ? state_resolver(st, rules) : -ENOENT, fd = -1;
@@ -306,7 +301,7 @@ int resolvers_start(struct resolvers *rs, __u64 cgid, __u16 *port4, __u16 *port6
 	struct resolver *s = find(rs, cgid) ?: find(rs, 0);
 	struct policy rules = {};
 	struct dns_resolver *r = NULL;
-	struct above above;
+	struct cgroup_ids above;
 	int fd, err;
 
 	if (!s) {

@@ -87,10 +87,8 @@ struct run_dns {
 	__u16 port4, port6;		/* where it listens: the sandbox entry carries them */
 	bool pinned;			/* the daemon's programs: the steering is pinned too */
 	bool steer_pinned;		/* …and this run pinned it: it unpins it */
-	__u64 above[SBX_CGROUP_MAX_LEVELS];	/* the cgroups above the sandbox's, nearest first */
-	int n_above;
-	__u64 self[SBX_CGROUP_MAX_LEVELS];	/* this process's cgroup and those above it */
-	int n_self;
+	struct cgroup_ids above;	/* the cgroups above the sandbox's: where its names go out */
+	struct cgroup_ids self;		/* this process's cgroup and those above it */
 };
 
 /*
@@ -587,13 +585,8 @@ static const char *dns_name_cb(void *ctx, const struct sbx_event *ev)
 static int dns_via_cb(void *ctx, __u16 *port4)
 {
 	struct run_dns *d = ctx;
-	__u64 outer;
-	int n = loader__outer_resolver(d->l, d->above, d->n_above, &outer, port4);
 
-	for (int i = 0; n > 0 && i < d->n_self; i++)
-		if (d->self[i] == outer)
-			return 0;
-	return n;
+	return loader__outer_resolver(d->l, &d->above, &d->self, port4);
 }
 
 static const struct dns_ops run_dns_ops = {
@@ -624,15 +617,17 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 	};
 	__u16 port4, port6;
 	bool by_root;
-	int err;
+	int err = 0;
 
 	if (!(*flags & SBX_SANDBOX_DNS))
 		return 0;
-	d->n_self = cgroup_self_ids(d->self, SBX_CGROUP_MAX_LEVELS);
-	if (d->n_self < 0)
-		d->n_self = 0;	/* then names go to the resolver above: refused if this process may not reach it */
-	d->n_above = cgroup_ancestor_ids(cg->path, d->above, SBX_CGROUP_MAX_LEVELS);
-	err = d->n_above < 0 ? d->n_above : dns_open(&d->r, &cfg);
+	/* Only the daemon's set holds sandboxes other than this run's: with our own there is none above. */
+	if (d->pinned) {
+		if (cgroup_self_ids(&d->self))
+			d->self.n = 0;	/* then names go to the resolver above: refused if this process may not reach it */
+		err = cgroup_ancestor_ids(cg->path, &d->above);
+	}
+	err = err ?: dns_open(&d->r, &cfg);
 	if (!err) {
 		dns_ports(d->r, &port4, &port6);
 		d->port4 = port4;
