@@ -179,6 +179,9 @@ ports=$(sbx-entry ports "$INID" 0 0)
 check nested/child-down-not-steered "$(ininner sbx-probe sendto 10.9.9.9 53 2>/dev/null)" EACCES
 sbx-entry ports "$INID" $ports >/dev/null
 kill -CONT "$D"
+wait_event nested/child-down-event "$W/ev2.json" \
+	"any(.[]; .op == \"sendto\" and .net.address == \"10.9.9.9\" and .net.port == 53 and .errno == 13
+	 and .verdict == \"denied\" and (.sandbox_cgroup_id == $CGID or .sandbox_cgroup_id == $INID))"
 
 # A run's resolver (in the run, not the daemon) does the same when its sandbox lies below the
 # parent: a delegated SBX_CGROUP_ROOT that is itself attached (memory: for the run's oom group).
