@@ -31,6 +31,10 @@
 #   inside-10       the loops in `run` under 10 denyRead rules (on the
 #                   daemon's programs: each launch loads nothing)
 #   inside-10000    the same under 10,000
+#   nested-10       (not in the default set) the loops in a cgroup attached
+#                   with --fresh below another so attached, both under the
+#                   10 rules: every judged call walks the cgroup levels for
+#                   its chain of two sandboxes (sbx_current_chain)
 #   inside-N-without-HOOK  (not in the default set) inside-N on programs
 #                   `run` loads itself with HOOK's left out
 #                   (SBX_TEST_DROP_HOOKS, accepted by name): inside-N minus
@@ -58,13 +62,16 @@ ADDR=127.0.0.1
 PORT=5000
 SERVER=
 ATTACHED=/sys/fs/cgroup/bench-attached
+NESTED=/sys/fs/cgroup/bench-nested
 LIMITS_CG=/sys/fs/cgroup/sbx-bpf/bench-limits
 
 cleanup() {
 	[ -z "$SERVER" ] || { kill "$SERVER"; wait "$SERVER"; } 2>/dev/null
 	holder_stop 2>/dev/null
 	sbx-bpf detach "$ATTACHED" >/dev/null 2>&1
-	rmdir "$ATTACHED" "$LIMITS_CG" 2>/dev/null
+	sbx-bpf detach "$NESTED/inner" >/dev/null 2>&1
+	sbx-bpf detach "$NESTED" >/dev/null 2>&1
+	rmdir "$ATTACHED" "$NESTED/inner" "$NESTED" "$LIMITS_CG" 2>/dev/null
 	unload_all
 }
 trap cleanup EXIT
@@ -98,6 +105,7 @@ in_cond() {
 	baseline | outside-*) "$@" ;;
 	floor) noop-lsm -- "$@" ;;
 	limits) sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$LIMITS_CG" "$@" ;;
+	nested-*) sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$NESTED/inner" "$@" ;;
 	landlock) landlock-run --read / --write /tmp --write /dev ${LANDLOCK_TCP:+--connect-tcp $PORT} -- "$@" ;;
 	inside-*-without-*)
 		h=${cond##*-without-} n=${cond#inside-}
@@ -117,6 +125,13 @@ cond_setup() {
 			echo 1 >"$LIMITS_CG/memory.oom.group"; } 2>"$B/err" || fail "limits: $(cat "$B/err")" ;;
 	inside-*-without-*) ;;	# run loads its own, without the hook
 	inside-*) daemon_start ;;
+	nested-*)
+		daemon_start
+		mkdir -p "$NESTED/inner"
+		for cg in "$NESTED" "$NESTED/inner"; do
+			sbx-bpf attach "$cg" --fresh --policy "$B/policy-${1#nested-}.json" \
+				>/dev/null 2>"$B/err" || fail "$1: attach $cg: $(cat "$B/err")"
+		done ;;
 	outside-daemon | outside-judging)
 		daemon_start
 		mkdir -p "$ATTACHED"
@@ -131,6 +146,11 @@ cond_teardown() {
 	outside-run) holder_stop || fail "outside-run: the holder did not go" ;;
 	limits) rmdir "$LIMITS_CG" || fail "limits: $LIMITS_CG stayed" ;;
 	inside-*) unload_all ;;
+	nested-*)
+		sbx-bpf detach "$NESTED/inner" >/dev/null 2>&1
+		sbx-bpf detach "$NESTED" >/dev/null 2>&1
+		rmdir "$NESTED/inner" "$NESTED" 2>/dev/null
+		unload_all ;;
 	outside-daemon | outside-judging)
 		sbx-bpf detach "$ATTACHED" >/dev/null 2>&1
 		rmdir "$ATTACHED" 2>/dev/null
