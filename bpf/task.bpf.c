@@ -72,22 +72,48 @@
 	 CAPBIT(37) /* AUDIT_READ */ | CAPBIT(38) /* PERFMON */ |		\
 	 CAPBIT(39) /* BPF */ | CAPBIT(40) /* CHECKPOINT_RESTORE */)
 
+/* What task_level compares: a task's cgroup, read as a number (probe reads only). */
+struct under_walk {
+	struct cgroup *cg;
+	__u64 cgid;
+	__u32 found;
+};
+
+/*
+ * bpf_loop callback: whether the @i-th ancestor (0: the root) of the
+ * target's cgroup is the sandbox's. As a loop inside each step of the
+ * chain loop, the 32 levels were verified four times in each of the eight
+ * programs that judge a target task; a callback is verified once.
+ */
+static long task_level(__u32 i, void *ctx)
+{
+	struct under_walk *w = ctx;
+	struct cgroup *cg = w->cg;
+
+	if (BPF_CORE_READ(cg, ancestors[i], kn, id) != w->cgid)
+		return 0;
+	w->found = 1;
+	return 1;
+}
+
 /* Whether cgroup @cgid is @t's cgroup (v2) or one of its ancestors. */
 static __always_inline bool task_under(struct task_struct *t, __u64 cgid)
 {
+	/* A local, not w.cg, in the reads: BPF_CORE_READ would relocate under_walk's field too. */
 	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-	int level, i;
+	struct under_walk w = { .cg = cg, .cgid = cgid };
+	int level;
 
 	if (!cg)
 		return false;
 	level = BPF_CORE_READ(cg, level);
-	for (i = 0; i < SBX_CGROUP_MAX_LEVELS; i++) {
-		if (i > level)
-			break;
-		if (BPF_CORE_READ(cg, ancestors[i], kn, id) == cgid)
-			return true;
-	}
-	return false;
+	if (level < 0)
+		return false;
+	/* As deep as a sandbox can be (attach refuses deeper): its id is among these. */
+	if (level >= SBX_CGROUP_MAX_LEVELS)
+		level = SBX_CGROUP_MAX_LEVELS - 1;
+	bpf_loop(level + 1, task_level, &w, 0);
+	return w.found;
 }
 
 /* The event fields about the task acted on: its process id and name. */

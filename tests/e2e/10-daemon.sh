@@ -244,6 +244,20 @@ check nested/write-child-only "$(inchild sbx-probe open "$W/w/g" creat 2>/dev/nu
 check nested/net-both-allow "$(inchild sbx-probe sendto 127.0.0.2 8080 2>/dev/null)" OK
 check nested/net-child-only "$(inchild sbx-probe sendto 127.0.0.3 8080 2>/dev/null)" EACCES
 check nested/parent-alone "$(sh -c 'echo $$ >'"$P"'/cgroup.procs && exec sbx-probe open '"$W/data/other" 2>/dev/null)" OK
+# Signals are judged at each level too (task.bpf.c task_under): a task in the
+# parent alone is outside the child's sandbox; one in a cgroup below the
+# child is inside both.
+mkdir -p "$P/child/below"
+sh -c 'echo $$ >'"$P"'/cgroup.procs && exec sleep 30' & SP=$!
+sh -c 'echo $$ >'"$P/child/below"'/cgroup.procs && exec sleep 30' & SBELOW=$!
+sleep 0.3
+check nested/kill-parent-level "$(inchild sbx-escape kill "$SP" USR1 2>/dev/null)" EPERM
+check nested/kill-below-child "$(inchild sbx-escape kill "$SBELOW" KILL 2>&1)" OK
+kill "$SP" "$SBELOW" 2>/dev/null; wait "$SP" "$SBELOW" 2>/dev/null
+wait_event nested/kill-event-names-the-child "$W/ev2.json" \
+	"any(.[]; .op == \"signal\" and .arg == 10 and .target.pid == $SP and
+	     .sandbox_cgroup_id == $(stat -c %i "$P/child"))"
+rmdir "$P/child/below"
 sleep 1
 check_json nested/event-names-deciding-sandbox "$W/ev2.json" \
 	"any(.[]; .path == \"$W/w/g\" and .sandbox_cgroup_id == $(stat -c %i "$P") and .cgroup_id == $(stat -c %i "$P/child"))"
