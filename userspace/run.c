@@ -87,6 +87,9 @@ struct run_dns {
 	__u16 port4, port6;		/* where it listens: the sandbox entry carries them */
 	bool pinned;			/* the daemon's programs: the steering is pinned too */
 	bool steer_pinned;		/* …and this run pinned it: it unpins it */
+	const char *cg_path;		/* the sandbox's cgroup */
+	bool ids_listed;		/* above and self are filled (dns_via_cb) */
+	int ids_err;			/* …or could not be: every query via gets SERVFAIL */
 	struct cgroup_ids above;	/* the cgroups above the sandbox's: where its names go out */
 	struct cgroup_ids self;		/* this process's cgroup and those above it */
 };
@@ -586,7 +589,21 @@ static int dns_via_cb(void *ctx, __u16 *port4)
 {
 	struct run_dns *d = ctx;
 
-	return loader__outer_resolver(d->l, &d->above, &d->self, port4);
+	/* Only the daemon's set holds sandboxes other than this run's: with our own there is none above. */
+	if (!d->pinned)
+		return 0;
+	/*
+	 * Listed at the first query, not at start: most commands ask none, and
+	 * the lists cost a statfs and a file handle per cgroup level (0.15 M
+	 * instructions of every run under the daemon, 6.1).
+	 */
+	if (!d->ids_listed) {
+		if (cgroup_self_ids(&d->self))
+			d->self.n = 0;	/* then names go to the resolver above: refused if this process may not reach it */
+		d->ids_err = cgroup_ancestor_ids(d->cg_path, &d->above);
+		d->ids_listed = true;
+	}
+	return d->ids_err ?: loader__outer_resolver(d->l, &d->above, &d->self, port4);
 }
 
 static const struct dns_ops run_dns_ops = {
@@ -617,17 +634,12 @@ static int start_dns(struct run_dns *d, const struct run_opts *o, const struct s
 	};
 	__u16 port4, port6;
 	bool by_root;
-	int err = 0;
+	int err;
 
 	if (!(*flags & SBX_SANDBOX_DNS))
 		return 0;
-	/* Only the daemon's set holds sandboxes other than this run's: with our own there is none above. */
-	if (d->pinned) {
-		if (cgroup_self_ids(&d->self))
-			d->self.n = 0;	/* then names go to the resolver above: refused if this process may not reach it */
-		err = cgroup_ancestor_ids(cg->path, &d->above);
-	}
-	err = err ?: dns_open(&d->r, &cfg);
+	d->cg_path = cg->path;
+	err = dns_open(&d->r, &cfg);
 	if (!err) {
 		dns_ports(d->r, &port4, &port6);
 		d->port4 = port4;
