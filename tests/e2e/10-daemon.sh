@@ -258,6 +258,24 @@ wait_event nested/kill-event-names-the-child "$W/ev2.json" \
 	"any(.[]; .op == \"signal\" and .arg == 10 and .target.pid == $SP and
 	     .sandbox_cgroup_id == $(stat -c %i "$P/child"))"
 rmdir "$P/child/below"
+# rename and link judge both paths per sandbox of the chain (fs.bpf.c
+# two_judge), the inode hooks per sandbox and mount (sb_chain_judge): each
+# level refuses what its policy does not allow, and its event says which.
+for f in sub/r1 sub/x2 x1; do echo x >"$W/w/$f"; done
+check nested/rename-both-allow "$(inchild sbx-probe rename "$W/w/sub/r1" "$W/w/sub/r2" 2>/dev/null)" OK
+check nested/rename-child-only "$(inchild sbx-probe rename "$W/w/sub/r2" "$W/w/r3" 2>/dev/null)" EACCES
+check nested/link-child-only "$(inchild sbx-probe link "$W/w/sub/r2" "$W/w/l1" 2>/dev/null)" EACCES
+check nested/setxattr-both-allow \
+	"$(inchild sbx-probe setxattr "$W/w/sub/x2" system.posix_acl_access acl:640 2>/dev/null)" OK
+check nested/setxattr-child-only \
+	"$(inchild sbx-probe setxattr "$W/w/x1" system.posix_acl_access acl:640 2>/dev/null)" EACCES
+[ -e "$W/w/sub/r2" ] && [ ! -e "$W/w/r3" ] && [ ! -e "$W/w/l1" ] && pass nested/rename-link-unchanged ||
+	fail nested/rename-link-unchanged "$(ls "$W/w" "$W/w/sub" | tr '\n' ' ')"
+for op in rename:r3 link:l1 setxattr:x1; do
+	wait_event "nested/${op%%:*}-event-names-the-parent" "$W/ev2.json" \
+		"any(.[]; .op == \"${op%%:*}\" and (.path == \"$W/w/${op#*:}\" or .path2 == \"$W/w/${op#*:}\") and
+		     .sandbox_cgroup_id == $(stat -c %i "$P") and .cgroup_id == $(stat -c %i "$P/child"))"
+done
 sleep 1
 check_json nested/event-names-deciding-sandbox "$W/ev2.json" \
 	"any(.[]; .path == \"$W/w/g\" and .sandbox_cgroup_id == $(stat -c %i "$P") and .cgroup_id == $(stat -c %i "$P/child"))"
