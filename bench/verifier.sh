@@ -25,3 +25,55 @@ awk '$1 == "program" { t = 1; next } t && $1 == "total" { exit } t && NF >= 7 {
 		n, name, max, max / 10000 }' "$B/out"
 echo "verify_us is emulated time under QEMU TCG; instruction and state counts are the kernel's own."
 echo "Reproduce: SBX_BENCH_ONLY=verifier make bench KERNEL=$(matrix_kernel)"
+
+# SBX_BENCH_VERIFIER_TRACE=1: where the verifier's time goes. The programs are
+# loaded again under ftrace's function_graph tracer, hooked on a few of
+# bpf_check's passes only (set_ftrace_filter), so nothing else pays the
+# tracer's entry and exit: each pass's time (instructions, under icount) in
+# all programs, then per program in load order. Passes this kernel lacks are
+# left out of the filter.
+[ "${SBX_BENCH_VERIFIER_TRACE:-0}" = 1 ] || exit 0
+T=/sys/kernel/tracing
+[ -e $T/trace ] || mount -t tracefs nodev $T || fail "trace: no tracefs"
+PASSES="bpf_check do_check_common bpf_compute_live_registers bpf_compute_subprog_arg_access
+	do_misc_fixups bpf_do_misc_fixups jit_subprogs bpf_fixup_call_args"
+echo 0 >$T/tracing_on
+echo nop >$T/current_tracer
+: >$T/set_ftrace_filter
+for f in $PASSES; do echo "$f" >>$T/set_ftrace_filter 2>/dev/null; done
+echo function_graph >$T/current_tracer || fail "trace: no function_graph tracer"
+echo 1 >$T/options/funcgraph-tail
+echo 131072 >$T/buffer_size_kb
+echo >$T/trace
+echo 1 >$T/tracing_on
+sbx-bpf doctor --verifier-stats >"$B/traced" 2>&1
+echo 0 >$T/tracing_on
+cat $T/trace >"$B/trace"
+echo nop >$T/current_tracer
+: >$T/set_ftrace_filter
+# "N us" on each function's closing line ("} /* name */") or leaf line ("name();").
+awk -v passes="$(echo $PASSES)" '
+	BEGIN { n = split(passes, p, " "); for (i = 1; i <= n; i++) want[p[i]] = 1 }
+	match($0, /[0-9]+(\.[0-9]+)? us/) {
+		d = substr($0, RSTART, RLENGTH - 3) + 0
+		if (!match($0, /\/\* [A-Za-z_0-9.]+ \*\//) && !match($0, /[A-Za-z_0-9.]+\(\);/)) next
+		name = substr($0, RSTART, RLENGTH); gsub(/[\/* ();]/, "", name)
+		if (!(name in want)) next
+		sum[name] += d; calls[name]++
+		if (name == "bpf_check") { prog[++np] = d; for (k in cur) { per[np, k] = cur[k]; delete cur[k] } }
+		else cur[name] += d
+	}
+	END {
+		printf "\n## Where the verifier spends (function_graph on its passes; us = thousands of instructions)\n"
+		printf "%-34s %12s %8s %7s\n", "pass", "us", "calls", "share"
+		for (k in sum) if (k != "bpf_check")
+			printf "%-34s %12.0f %8d %6.1f%%\n", k, sum[k], calls[k], 100 * sum[k] / sum["bpf_check"]
+		printf "%-34s %12.0f %8d\n", "bpf_check (all of it)", sum["bpf_check"], calls["bpf_check"]
+		printf "\nper program, in load order: bpf_check us, then each pass us\n"
+		for (i = 1; i <= np; i++) {
+			line = sprintf("%3d %9.0f", i, prog[i])
+			for (k in sum) if (k != "bpf_check" && per[i, k] > 0) line = line sprintf("  %s %.0f", k, per[i, k])
+			print line
+		}
+	}' "$B/trace"
+echo "Reproduce: SBX_BENCH_ONLY=verifier SBX_BENCH_VERIFIER_TRACE=1 make bench KERNEL=$(matrix_kernel)"
