@@ -484,8 +484,9 @@ struct chain_walk {
  * the task. As a loop, this walk was verified at each of its 31 steps in
  * each of the 57 programs; a callback is verified once per program. The
  * kernel inlines a bpf_loop whose callback is known into a loop of direct
- * calls, so a walk pays one call per level, and only nested sandboxes and
- * tasks in a sandbox's sub-cgroups walk at all.
+ * calls, so a walk pays one call per level. Only tasks outside their
+ * sandbox's own cgroup walk, and every judged task once nest_set is on
+ * (any attach, or a run below SBX_CGROUP_ROOT, since the programs loaded).
  */
 static long chain_level(__u32 i, void *ctx)
 {
@@ -542,7 +543,9 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 		sb_copy(chain_one(c, id), sb);
 		return 1;
 	}
-	bpf_loop(SBX_CGROUP_MAX_LEVELS - 1, chain_level, &w, 0);
+	/* It cannot fail (flags 0, a constant count); if it did, nothing is judged: deny. */
+	if (bpf_loop(SBX_CGROUP_MAX_LEVELS - 1, chain_level, &w, 0) < 0)
+		c->overflow = 1;
 	/*
 	 * The first enforcing one (0 when all audit). Found after the level
 	 * walk, in a loop of SBX_NEST_MAX steps: a branch inside the level loop

@@ -89,7 +89,6 @@ struct run_dns {
 	bool steer_pinned;		/* …and this run pinned it: it unpins it */
 	const char *cg_path;		/* the sandbox's cgroup */
 	bool ids_listed;		/* above and self are filled (dns_via_cb) */
-	int ids_err;			/* …or could not be: every query via gets SERVFAIL */
 	struct cgroup_ids above;	/* the cgroups above the sandbox's: where its names go out */
 	struct cgroup_ids self;		/* this process's cgroup and those above it */
 };
@@ -588,6 +587,7 @@ static const char *dns_name_cb(void *ctx, const struct sbx_event *ev)
 static int dns_via_cb(void *ctx, __u16 *port4)
 {
 	struct run_dns *d = ctx;
+	int err;
 
 	/* Only the daemon's set holds sandboxes other than this run's: with our own there is none above. */
 	if (!d->pinned)
@@ -598,12 +598,16 @@ static int dns_via_cb(void *ctx, __u16 *port4)
 	 * instructions of every run under the daemon, 6.1).
 	 */
 	if (!d->ids_listed) {
+		if (!d->cg_path || !*d->cg_path)
+			return -ENOENT;	/* no list: no telling what lies above, so nothing is asked */
 		if (cgroup_self_ids(&d->self))
 			d->self.n = 0;	/* then names go to the resolver above: refused if this process may not reach it */
-		d->ids_err = cgroup_ancestor_ids(d->cg_path, &d->above);
+		err = cgroup_ancestor_ids(d->cg_path, &d->above);
+		if (err)
+			return err;	/* this query gets SERVFAIL; the next one tries again */
 		d->ids_listed = true;
 	}
-	return d->ids_err ?: loader__outer_resolver(d->l, &d->above, &d->self, port4);
+	return loader__outer_resolver(d->l, &d->above, &d->self, port4);
 }
 
 static const struct dns_ops run_dns_ops = {
