@@ -250,7 +250,11 @@ check nested/parent-alone "$(sh -c 'echo $$ >'"$P"'/cgroup.procs && exec sbx-pro
 mkdir -p "$P/child/below"
 sh -c 'echo $$ >'"$P"'/cgroup.procs && exec sleep 30' & SP=$!
 sh -c 'echo $$ >'"$P/child/below"'/cgroup.procs && exec sleep 30' & SBELOW=$!
-sleep 0.3
+i=0
+until grep -qx "$SP" "$P/cgroup.procs" && grep -qx "$SBELOW" "$P/child/below/cgroup.procs"; do
+	[ $i -lt 50 ] || break
+	sleep 0.1; i=$((i + 1))
+done
 check nested/kill-parent-level "$(inchild sbx-escape kill "$SP" USR1 2>/dev/null)" EPERM
 check nested/kill-below-child "$(inchild sbx-escape kill "$SBELOW" KILL 2>&1)" OK
 kill "$SP" "$SBELOW" 2>/dev/null; wait "$SP" "$SBELOW" 2>/dev/null
