@@ -37,20 +37,25 @@ T=/sys/kernel/tracing
 [ -e $T/trace ] || mount -t tracefs nodev $T || fail "trace: no tracefs"
 PASSES="bpf_check do_check_common bpf_compute_live_registers bpf_compute_subprog_arg_access
 	do_misc_fixups bpf_do_misc_fixups jit_subprogs bpf_fixup_call_args"
-echo 0 >$T/tracing_on
-echo nop >$T/current_tracer
-: >$T/set_ftrace_filter
+untrace() {
+	echo 0 >$T/tracing_on
+	echo nop >$T/current_tracer
+	: >$T/set_ftrace_filter
+	echo 0 >$T/options/funcgraph-tail
+	echo 1408 >$T/buffer_size_kb
+}
+trap untrace EXIT
+untrace
 for f in $PASSES; do echo "$f" >>$T/set_ftrace_filter 2>/dev/null; done
 echo function_graph >$T/current_tracer || fail "trace: no function_graph tracer"
 echo 1 >$T/options/funcgraph-tail
 echo 131072 >$T/buffer_size_kb
 echo >$T/trace
 echo 1 >$T/tracing_on
-sbx-bpf doctor --verifier-stats >"$B/traced" 2>&1
+sbx-bpf doctor --verifier-stats >"$B/traced" 2>&1 || fail "trace: doctor: $(tail -5 "$B/traced")"
 echo 0 >$T/tracing_on
 cat $T/trace >"$B/trace"
-echo nop >$T/current_tracer
-: >$T/set_ftrace_filter
+untrace
 # "N us" on each function's closing line ("} /* name */") or leaf line ("name();").
 awk -v passes="$(echo $PASSES)" '
 	BEGIN { n = split(passes, p, " "); for (i = 1; i <= n; i++) want[p[i]] = 1 }
@@ -69,7 +74,9 @@ awk -v passes="$(echo $PASSES)" '
 		for (k in sum) if (k != "bpf_check")
 			printf "%-34s %12.0f %8d %6.1f%%\n", k, sum[k], calls[k], 100 * sum[k] / sum["bpf_check"]
 		printf "%-34s %12.0f %8d\n", "bpf_check (all of it)", sum["bpf_check"], calls["bpf_check"]
-		printf "\nper program, in load order: bpf_check us, then each pass us\n"
+		printf "(a pass nested in another, as the liveness pass in bpf_compute_live_registers, counts in both)\n"
+		printf "\nper program, in load order, the feature probes of libbpf and doctor included (match a row to"
+		printf "\na program by its bpf_check us against verify_us above): bpf_check us, then each pass us\n"
 		for (i = 1; i <= np; i++) {
 			line = sprintf("%3d %9.0f", i, prog[i])
 			for (k in sum) if (k != "bpf_check" && per[i, k] > 0) line = line sprintf("  %s %.0f", k, per[i, k])
