@@ -559,12 +559,12 @@ static __always_inline bool grant_rule(__u32 rule)
 static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u32 *rule)
 {
 	struct walk_buf *walk = &j->s->walk;
-	struct fs_verdict *v = &j->s->verdict;	/* scratch, not stack: the hooks' frames are full */
+	struct fs_verdict *v = &j->s->match.v;	/* scratch, not stack: the hooks' frames are full */
 
 	j->s->ev.flags &= ~SBX_EV_DIRECTORY_ONLY;
 	/* Matched where the walk built it; copied into the event only for a denial. */
 	fs_match((struct sbx_path *)(walk->b + (walk->start & (SBX_PATH_MAX - 1))), walk->len,
-		 j->sb->policy_id, match_mask(j->sb->any_depth_mask, need), v);
+		 j->sb->policy_id, match_mask(j->sb->any_depth_mask, need), &j->s->match);
 	if ((need & NEED_READ) && v->read_deny) {
 		*op = *op == SBX_OP_WRITE ? SBX_OP_READ : *op;
 		*rule = v->read_rule;
@@ -671,38 +671,41 @@ static __always_inline int judge_file(struct file *file, __u32 op, __u32 need)
  */
 /*
  * rename/link as one sandbox's policy (@sb) sees the paths in @ev: 0
- * allowed, 1 denied with @v->write_rule the rule to report (and
+ * allowed, 1 denied with @st->v.write_rule the rule to report (and
  * SBX_EV_RENAME_GUARD set when a rule at or beneath a path denied it).
- * @v (scratch) is the matcher's output for the first path. A global
- * function: its four verdicts were verified inline in every step of the
- * hook's chain loop, which 7.x took twice as long over as other hooks.
+ * @st (scratch) is the matcher's. A global function: its four verdicts
+ * were verified inline in every step of the hook's chain loop, which 7.x
+ * took twice as long over as other hooks.
  */
 __noinline int two_judge(struct sbx_event *ev, const struct sbx_sb_copy *sb, __u32 exchange,
-			 struct fs_verdict *v)
+			 struct fs_state *st)
 {
-	struct fs_verdict v2 = {};	/* uninitialised, 6.1 refuses passing it to fs_match from here */
+	struct fs_verdict v;	/* the first path's: @st then holds the second's */
+	const struct fs_verdict *v2;
 	__u32 rule;
 
-	if (!ev || !sb || !v)
+	if (!ev || !sb || !st)
 		return 1;	/* never; and then not allowed */
 	ev->flags &= ~SBX_EV_RENAME_GUARD;
-	fs_match((struct sbx_path *)ev->path, ev->path_len, sb->policy_id, sb->any_depth_mask & 0xf, v);
-	fs_match((struct sbx_path *)ev->path2, ev->path2_len, sb->policy_id, sb->any_depth_mask & 0xf, &v2);
-	if (v->write_deny)
-		rule = v->write_rule;
-	else if (v2.write_deny)
-		rule = v2.write_rule;
-	else if (v->read_deny)
-		rule = v->read_rule;
-	else if (exchange && v2.read_deny)
-		rule = v2.read_rule;
-	else if (v->guard || v2.guard || v2.guard_mandatory) {
+	fs_match((struct sbx_path *)ev->path, ev->path_len, sb->policy_id, sb->any_depth_mask & 0xf, st);
+	v = st->v;
+	fs_match((struct sbx_path *)ev->path2, ev->path2_len, sb->policy_id, sb->any_depth_mask & 0xf, st);
+	v2 = &st->v;
+	if (v.write_deny)
+		rule = v.write_rule;
+	else if (v2->write_deny)
+		rule = v2->write_rule;
+	else if (v.read_deny)
+		rule = v.read_rule;
+	else if (exchange && v2->read_deny)
+		rule = v2->read_rule;
+	else if (v.guard || v2->guard || v2->guard_mandatory) {
 		ev->flags |= SBX_EV_RENAME_GUARD;
-		rule = v->guard ? v->guard_rule : v2.guard_rule;
+		rule = v.guard ? v.guard_rule : v2->guard_rule;
 	} else {
 		return 0;
 	}
-	v->write_rule = rule;
+	st->v.write_rule = rule;
 	return 1;
 }
 
@@ -731,9 +734,9 @@ static __always_inline int judge_two(struct dentry *d1, struct vfsmount *mnt1,
 		return deny(&j, op, SBX_RULE_NONE);
 	}
 	for_each_sandbox(&j, i) {
-		if (!two_judge(ev, j.sb, exchange, &j.s->verdict))
+		if (!two_judge(ev, j.sb, exchange, &j.s->match))
 			continue;
-		r1 = deny(&j, op, j.s->verdict.write_rule);
+		r1 = deny(&j, op, j.s->match.v.write_rule);
 		if (r1)
 			return r1;	/* an auditing sandbox's denial is reported and the next judges */
 	}
@@ -1196,18 +1199,18 @@ struct sb_walk {
 
 /*
  * @p (@len bytes: the object's path as one mount shows it) judged for each
- * sandbox of @c, outermost first, with @v as the matcher's output. An
+ * sandbox of @c, outermost first, with @st as the matcher's. An
  * enforcing sandbox's denial ends the walk: 1, @d set, @p the denied path.
  * An auditing one's goes to @d if it is the first: 0. -1: not judged.
  * A global function, verified once per program rather than inside every
  * step of the mounts' bpf_loop: 7.x spent over a second verifying each
- * inode_* program before. No stack of its own (@v is scratch): 6.1 allows
+ * inode_* program before. No stack of its own (@st is scratch): 6.1 allows
  * 512 bytes for the whole chain of frames, and this adds one.
  */
 __noinline int sb_chain_judge(struct sbx_chain *c, struct sbx_path *p, __u32 len,
-			      struct fs_verdict *v, struct sb_denial *d)
+			      struct fs_state *st, struct sb_denial *d)
 {
-	if (!c || !p || !v || !d)
+	if (!c || !p || !st || !d)
 		return -1;	/* never; but not judged is never allowed */
 	for (__u32 k = 0; k < SBX_NEST_MAX; k++) {
 		const struct sbx_sb_copy *sb = &c->sb[k];
@@ -1216,12 +1219,12 @@ __noinline int sb_chain_judge(struct sbx_chain *c, struct sbx_path *p, __u32 len
 		if (k >= c->n)
 			break;
 		audit = sb->flags & SBX_SANDBOX_AUDIT;
-		fs_match(p, len, sb->policy_id, sb->any_depth_mask & 0xf, v);
-		if (!v->write_deny)
+		fs_match(p, len, sb->policy_id, sb->any_depth_mask & 0xf, st);
+		if (!st->v.write_deny)
 			continue;
 		if (!d->denied || !audit) {
 			d->denied = 1;
-			d->rule = v->write_rule;
+			d->rule = st->v.write_rule;
 			d->who = k;
 		}
 		if (!audit)
@@ -1263,7 +1266,7 @@ static long sb_mount_step(__u32 i, void *ctx)
 	}
 	w->judged++;
 	res = sb_chain_judge(&w->s->chain, (struct sbx_path *)w->s->ev.path, w->s->ev.path_len,
-			     &w->s->verdict, &w->den);
+			     &w->s->match, &w->den);
 	if (res < 0)
 		w->unresolved = 1;
 	return res != 0;	/* on a denial, ev.path holds the denied path */

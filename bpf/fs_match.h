@@ -35,25 +35,12 @@ struct sbx_path {
 
 #include "fs_verdict.h"
 
-/* The walk's state, scalars only, so a global function can take it. */
-struct fs_state {
-	__u32 policy_id;
-	__u32 mask;		/* any-depth component counts in use */
-	__u32 ncomp;		/* components ended so far */
-	__u32 stop;		/* nothing deeper can match: the walk ends (fs_component_end) */
-	__u64 h1, h2;		/* of path[0..i): its components folded */
-	__u64 c1, c2;		/* of the current component */
-	__u64 comp1[SBX_ANY_DEPTH_MAX], comp2[SBX_ANY_DEPTH_MAX];	/* last components, ring */
-	__u32 mandatory;	/* a mandatory rule matched: writes stay denied */
-	__u32 last_flags;	/* flags of everything matched at the latest component end */
-	struct fs_verdict v;
-};
-
+/* fs_walk_step's context: on fs_match's stack (6.1's bpf_loop takes no other), the state elsewhere. */
 struct fs_walk {
 	const char *path;	/* SBX_PATH_MAX bytes of map memory */
 	__u32 len;		/* bytes of path, without the NUL */
 	__u32 pad;
-	struct fs_state st;
+	struct fs_state *st;	/* the caller's, in map memory */
 };
 
 #ifndef SBX_FS_MATCH_EXTERN
@@ -215,9 +202,10 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fs_walk_step takes by
 static long fs_walk_step(__u32 i, void *ctx)
 {
 	struct fs_walk *w = ctx;
+	struct fs_state *st = w->st;
 	__u32 at = i * FS_WALK_STRIDE, len = w->len, pos;
 	__u64 word = *(const __u64 *)(w->path + (at & (SBX_PATH_MAX - FS_WALK_STRIDE)));
-	__u64 c1 = w->st.c1, c2 = w->st.c2;
+	__u64 c1 = st->c1, c2 = st->c2;
 	unsigned char c;
 	long done = 0;
 
@@ -230,10 +218,10 @@ static long fs_walk_step(__u32 i, void *ctx)
 		}
 		c = word >> (8 * j);
 		if (c == '/') {
-			w->st.c1 = c1;
-			w->st.c2 = c2;
-			fs_component_end(&w->st, pos);	/* pos == 0: the root, "" */
-			if (w->st.stop)
+			st->c1 = c1;
+			st->c2 = c2;
+			fs_component_end(st, pos);	/* pos == 0: the root, "" */
+			if (st->stop)
 				return 1;
 			c1 = SBX_HASH_INIT;
 			c2 = SBX_HASH2_INIT;
@@ -242,53 +230,52 @@ static long fs_walk_step(__u32 i, void *ctx)
 			c2 = sbx_hash2_byte(c2, c);
 		}
 	}
-	w->st.c1 = c1;
-	w->st.c2 = c2;
+	st->c1 = c1;
+	st->c2 = c2;
 	return done;
 }
 
 /*
  * Judge @p (@len bytes, absolute, normalised, no trailing slash but "/")
- * under @policy_id. A global function, verified once per program. Reads start allowed, writes start denied
+ * under @policy_id; the verdict is left in @st->v. @st is the caller's,
+ * in map memory (fs_verdict.h says why). A global function, verified once
+ * per program. Reads start allowed, writes start denied
  * (SBX_RULE_DEFAULT_WRITE). A path that cannot be judged denies everything.
  */
 __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id,
-					__u32 mask, struct fs_verdict *v)
+					__u32 mask, struct fs_state *st)
 {
 	const char *path = p ? p->s : NULL;
-	struct fs_walk w = {
-		.path = path,
-		.len = len,
-		.st = {
-			.policy_id = policy_id,
-			.mask = mask,
-			.h1 = SBX_HASH_INIT,
-			.h2 = SBX_HASH2_INIT,
-			.v = {
-				.read_rule = SBX_RULE_NONE,
-				.write_deny = 1,
-				.write_rule = SBX_RULE_DEFAULT_WRITE,
-				.guard_rule = SBX_RULE_NONE,
-			},
-		},
-	};
+	struct fs_walk w;
 
-	if (!v)
+	if (!st)
 		return 0;
+	__builtin_memset(st, 0, sizeof(*st));
+	st->policy_id = policy_id;
+	st->mask = mask;
+	st->h1 = SBX_HASH_INIT;
+	st->h2 = SBX_HASH2_INIT;
+	st->v.read_rule = SBX_RULE_NONE;
+	st->v.write_deny = 1;
+	st->v.write_rule = SBX_RULE_DEFAULT_WRITE;
+	st->v.guard_rule = SBX_RULE_NONE;
 	if (!path || len == 0 || len >= SBX_PATH_MAX || path[0] != '/') {
-		*v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, 0 };
+		st->v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, 0 };
 		return 0;
 	}
+	w.path = path;
+	w.len = len;
+	w.pad = 0;
+	w.st = st;
 	bpf_loop((len + FS_WALK_STRIDE - 1) / FS_WALK_STRIDE, fs_walk_step, &w, 0);
-	if (len > 1 && !w.st.stop)	/* "/" itself was judged as the empty prefix */
-		fs_component_end(&w.st, len);
-	w.st.v.guard = w.st.last_flags != 0;
-	w.st.v.guard_mandatory = !!(w.st.last_flags & SBX_FS_GUARD_MANDATORY);
-	*v = w.st.v;
+	if (len > 1 && !st->stop)	/* "/" itself was judged as the empty prefix */
+		fs_component_end(st, len);
+	st->v.guard = st->last_flags != 0;
+	st->v.guard_mandatory = !!(st->last_flags & SBX_FS_GUARD_MANDATORY);
 	return 0;
 }
 
 #else
-int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_verdict *v);
+int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_state *st);
 #endif /* SBX_FS_MATCH_EXTERN */
 #endif /* SBX_FS_MATCH_H */

@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* fs_verdict.h — what fs_match() says about one path (fs_match.h), on its own so that sandbox.h can keep one in scratch memory. */
+/*
+ * fs_verdict.h — what fs_match() (fs_match.h) says about one path, and the
+ * walk's state it says it from: on their own so that sandbox.h can keep
+ * one in scratch memory. The state is in map memory, not on the stack,
+ * because of 7.x's stack liveness pass (bpf_compute_subprog_arg_access):
+ * it analyses a subprogram again for every call site that passes it a
+ * pointer into a stack, and the walk called fs_component_end, the largest
+ * subprogram, from nine places.
+ */
 #ifndef SBX_FS_VERDICT_H
 #define SBX_FS_VERDICT_H
 
@@ -12,6 +20,20 @@ struct fs_verdict {
 	__u32 guard_rule;
 	__u32 guard_mandatory;	/* this very path leads into a mandatory pattern */
 	__u32 unix_allow;	/* allowUnixSockets covers this path (at it or above) */
+};
+
+/* The walk's state, scalars only, so a global function can take it. */
+struct fs_state {
+	__u32 policy_id;
+	__u32 mask;		/* any-depth component counts in use */
+	__u32 ncomp;		/* components ended so far */
+	__u32 stop;		/* nothing deeper can match: the walk ends (fs_component_end) */
+	__u64 h1, h2;		/* of path[0..i): its components folded */
+	__u64 c1, c2;		/* of the current component */
+	__u64 comp1[SBX_ANY_DEPTH_MAX], comp2[SBX_ANY_DEPTH_MAX];	/* last components, ring */
+	__u32 mandatory;	/* a mandatory rule matched: writes stay denied */
+	__u32 last_flags;	/* flags of everything matched at the latest component end */
+	struct fs_verdict v;	/* fs_match's answer */
 };
 
 #endif /* SBX_FS_VERDICT_H */

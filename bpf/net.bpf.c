@@ -658,8 +658,6 @@ static __always_inline void abstract_to_event(struct unix_address *addr, struct 
 static __always_inline int unix_one(struct judge *j, __u64 peer_cg, bool abstract, int res,
 				    __u32 *rule)
 {
-	struct fs_verdict v = {};
-
 	if ((j->sb->flags & SBX_SANDBOX_UNIX_ALL) || peer_cg == j->sandbox_cgid ||
 	    peer_cg == bpf_get_current_cgroup_id())
 		return 0;	/* every socket, or both ends in this sandbox */
@@ -672,9 +670,9 @@ static __always_inline int unix_one(struct judge *j, __u64 peer_cg, bool abstrac
 		return 1;
 	}
 	fs_match((struct sbx_path *)(j->s->walk.b + (j->s->walk.start & (SBX_PATH_MAX - 1))),
-		 j->s->walk.len, j->sb->policy_id, 0, &v);
+		 j->s->walk.len, j->sb->policy_id, 0, &j->s->match);
 	*rule = SBX_RULE_UNIX;
-	return !v.unix_allow;
+	return !j->s->match.v.unix_allow;
 }
 
 static __always_inline int judge_unix(struct sock *peer, __u32 op)

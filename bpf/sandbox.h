@@ -162,7 +162,7 @@ struct sbx_scratch {
 	struct sbx_event ev;
 	struct walk_buf walk;
 	struct sbx_chain chain;	/* here, not on the stack: the matcher's calls need that room */
-	struct fs_verdict verdict;	/* fs.bpf.c match_one's, sb_chain_judge's, two_judge's */
+	struct fs_state match;	/* fs_match's walk and verdict: match_one's, sb_chain_judge's, two_judge's, unix_one's */
 	__u32 emitted;		/* records emit() was asked for since the hook reset it */
 	__u32 quiet_grants;	/* grants allow without an event (a descriptor's use: its open told) */
 	__u64 fd_now, fd_inner;	/* the descriptor use being judged: when, its innermost sandbox, */

@@ -10,6 +10,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "sbx_abi.h"
+#include "fs_verdict.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -22,6 +23,7 @@ struct {
 
 struct path_buf {
 	char path[SBX_PATH_MAX];
+	struct fs_state st;	/* the matcher's, in map memory as the LSM programs keep it */
 };
 
 struct {
@@ -50,7 +52,6 @@ SEC("syscall")
 int match(struct match_args *args)
 {
 	struct path_buf *b;
-	struct fs_verdict v;
 	__u32 zero = 0;
 
 	b = bpf_map_lookup_elem(&bufs, &zero);
@@ -58,7 +59,7 @@ int match(struct match_args *args)
 		return -1;
 	if (bpf_probe_read_kernel(b->path, sizeof(b->path), args->path))
 		return -2;
-	fs_match((struct sbx_path *)b->path, args->len, args->policy_id, args->mask, &v);
-	args->v = v;
+	fs_match((struct sbx_path *)b->path, args->len, args->policy_id, args->mask, &b->st);
+	args->v = b->st.v;
 	return 0;
 }
