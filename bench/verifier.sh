@@ -31,12 +31,55 @@ echo "Reproduce: SBX_BENCH_ONLY=verifier make bench KERNEL=$(matrix_kernel)"
 # bpf_check's passes only (set_ftrace_filter), so nothing else pays the
 # tracer's entry and exit: each pass's time (instructions, under icount) in
 # all programs, then per program in load order. Passes this kernel lacks are
-# left out of the filter.
+# left out of the filter. SBX_BENCH_VERIFIER_PASSES adds functions to hook;
+# a function called more than once in a program shows "us/calls" there.
+# SBX_BENCH_VERIFIER_LIVENESS=1 (7.0 and later): which subprograms 7.x's
+# stack liveness pass analyses, and how often. The pass analyses a
+# subprogram once as a root and again for each call site that passes it a
+# pointer into a stack; its time follows the size of what it analyses.
+# An fprobe on analyze_subprog reads the subprogram's index and size
+# (instructions) from its func_instance (BTF field names of 7.x's
+# kernel/bpf/liveness.c); its entries and exits give each subprogram's
+# own time (us = thousands of instructions, the probe's cost included).
+# One row per size: a shared subprogram has the same size in every program.
+liveness() {
+	T=/sys/kernel/tracing
+	[ -e $T/trace ] || mount -t tracefs nodev $T || fail "liveness: no tracefs"
+	echo 'f:sbx_ana analyze_subprog sub=instance->subprog n=instance->insn_cnt d=instance->depth' \
+		>>$T/dynamic_events 2>/dev/null || { echo "liveness: no analyze_subprog to probe on $(uname -r)"; return 0; }
+	echo 'f:sbx_anax analyze_subprog%return' >>$T/dynamic_events
+	echo 'f:sbx_chk bpf_check' >>$T/dynamic_events
+	echo 131072 >$T/buffer_size_kb
+	echo 1 >$T/events/fprobes/enable
+	echo >$T/trace
+	echo 1 >$T/tracing_on
+	sbx-bpf doctor --verifier-stats >/dev/null 2>"$B/liveness.err" || fail "liveness: doctor: $(tail -5 "$B/liveness.err")"
+	echo 0 >$T/tracing_on
+	cat $T/trace >"$B/liveness"
+	echo 0 >$T/events/fprobes/enable
+	echo >$T/dynamic_events
+	echo 1408 >$T/buffer_size_kb
+	echo
+	echo "## 7.x's stack liveness pass, per subprogram (one row per size; largest own time first)"
+	printf '%6s %9s %10s   %s\n' insns analyses own_us "first seen (load order, subprogram index)"
+	awk 'function now() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) * 1e6 }
+		/ sbx_chk: / { prog++ }
+		/ sbx_ana: / { t = now(); if (sp > 0) own[stk[sp]] += t - last; last = t
+			match($0, /sub=[0-9]+/); s = substr($0, RSTART + 4, RLENGTH - 4)
+			match($0, /n=[0-9]+/); n = substr($0, RSTART + 2, RLENGTH - 2)
+			stk[++sp] = n; cnt[n]++; if (!(n in first)) first[n] = "program " prog ", #" s }
+		/ sbx_anax: / && sp > 0 { t = now(); own[stk[sp]] += t - last; last = t; sp-- }
+		END { for (n in cnt) printf "%6d %9d %10.0f   %s\n", n, cnt[n], own[n], first[n] }' "$B/liveness" |
+		sort -k3 -n -r | head -25
+	echo "Reproduce: SBX_BENCH_ONLY=verifier SBX_BENCH_VERIFIER_LIVENESS=1 make bench KERNEL=$(matrix_kernel)"
+}
+[ "${SBX_BENCH_VERIFIER_LIVENESS:-0}" = 1 ] && liveness
+
 [ "${SBX_BENCH_VERIFIER_TRACE:-0}" = 1 ] || exit 0
 T=/sys/kernel/tracing
 [ -e $T/trace ] || mount -t tracefs nodev $T || fail "trace: no tracefs"
 PASSES="bpf_check do_check_common bpf_compute_live_registers bpf_compute_subprog_arg_access
-	do_misc_fixups bpf_do_misc_fixups jit_subprogs bpf_fixup_call_args"
+	do_misc_fixups bpf_do_misc_fixups jit_subprogs bpf_fixup_call_args ${SBX_BENCH_VERIFIER_PASSES:-}"
 untrace() {
 	echo 0 >$T/tracing_on
 	echo nop >$T/current_tracer
@@ -65,8 +108,9 @@ awk -v passes="$(echo $PASSES)" '
 		name = substr($0, RSTART, RLENGTH); gsub(/[\/* ();]/, "", name)
 		if (!(name in want)) next
 		sum[name] += d; calls[name]++
-		if (name == "bpf_check") { prog[++np] = d; for (k in cur) { per[np, k] = cur[k]; delete cur[k] } }
-		else cur[name] += d
+		if (name == "bpf_check") { prog[++np] = d
+			for (k in cur) { per[np, k] = cur[k]; nper[np, k] = ncur[k]; delete cur[k]; delete ncur[k] } }
+		else { cur[name] += d; ncur[name]++ }
 	}
 	END {
 		printf "\n## Where the verifier spends (function_graph on its passes; us = thousands of instructions)\n"
@@ -79,7 +123,7 @@ awk -v passes="$(echo $PASSES)" '
 		printf "\na program by its bpf_check us against verify_us above): bpf_check us, then each pass us\n"
 		for (i = 1; i <= np; i++) {
 			line = sprintf("%3d %9.0f", i, prog[i])
-			for (k in sum) if (k != "bpf_check" && per[i, k] > 0) line = line sprintf("  %s %.0f", k, per[i, k])
+			for (k in sum) if (k != "bpf_check" && per[i, k] > 0) line = line sprintf("  %s %.0f%s", k, per[i, k], nper[i, k] > 1 ? "/" nper[i, k] : "")
 			print line
 		}
 	}' "$B/trace"
