@@ -61,8 +61,9 @@
  * Maps:
  *   sandboxes   cgroup id → policy id + flags; SBX_MAX_SANDBOXES entries.
  *   fs_rules    struct sbx_fs_key → struct sbx_fs_rule; SBX_MAX_FS_RULES.
- *   work        per-CPU slots of working memory: the event being built and
- *               the walk buffer (sandbox.h struct sbx_scratch). A call claims
+ *   work        per-CPU slots of working memory: the event being built, the
+ *               walk buffer, the chain and the matcher's state (sandbox.h
+ *               struct sbx_scratch). A call claims
  *               a slot and gives it back, so a preempted program cannot have
  *               its buffer overwritten by another run on that CPU.
  *   task_state  task storage: what a task's calls share (the descriptor cache).
@@ -147,12 +148,12 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 /*
  * @p, trusted (a hook's argument, the current task), as a pointer to read
  * its fields through. For every load from a trusted pointer, at every
- * state it checks the load in, 6.12's verifier looks up four type names
- * ("file__safe_trusted" and the like) by a linear scan of the kernel's BTF,
- * 1.7 ms each under icount: 46 % of its verifying. Through an untrusted
- * copy (bpf_rdonly_cast, which it makes a move) it looks up none. The
- * loads are the same plain loads, and nothing read this way goes to a
- * helper. 6.1 has neither the lookups nor the kfunc.
+ * state it checks the load in, the verifier (6.4+) looks up four type names
+ * ("file__safe_trusted" and the like); 6.12 by a linear scan of the
+ * kernel's BTF, 1.7 ms each under icount: 46 % of its verifying. Through
+ * an untrusted copy (bpf_rdonly_cast, which it makes a move) it looks up
+ * none. The loads are the same plain loads, and nothing read this way goes
+ * to a helper. 6.1 has neither the lookups nor the kfunc.
  */
 #define UNTRUSTED(type, p) (plain_loads ? AS_KERNEL(type, p) : (type *)(p))
 
@@ -1404,8 +1405,10 @@ SBX_LSM(inode_remove_acl, fs_inode_remove_acl, void *idmap, struct dentry *dentr
  */
 static __always_inline int judge_namespace(__u32 op, const struct path *path)
 {
+	if (!path)	/* userns_create: a constant, so the walk below is not verified there */
+		return deny_object(NULL, NULL, op, SBX_RULE_NAMESPACE);
 	path = UNTRUSTED(struct path, path);
-	return deny_object(path ? path->dentry : NULL, path ? path->mnt : NULL, op, SBX_RULE_NAMESPACE);
+	return deny_object(path->dentry, path->mnt, op, SBX_RULE_NAMESPACE);
 }
 
 SBX_LSM(sb_mount, fs_sb_mount, const char *dev_name, const struct path *path, const char *type,
