@@ -1102,14 +1102,15 @@ SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry
 	JUDGE(j);
 	int res;
 
+	dir = UNTRUSTED(struct path, dir);
 	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
 		/* A new device node would open any device under a writable name. */
-		return deny_object(dentry, UNTRUSTED(struct path, dir)->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
+		return deny_object(dentry, dir->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
 	res = judge_begin(&j);
 	if (res <= 0)
 		return res;
 	j.s->emitted = 0;
-	res = resolve(dentry, UNTRUSTED(struct path, dir)->mnt, &j.s->walk, NULL, NULL);
+	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, dentry, SBX_OP_CREATE, NEED_WRITE);
 	/* A regular file allowed without a word (no audit, no grant): its open need not ask again. */
 	created_remember(j.s, !res && !j.s->emitted && (mode & S_IFMT) == S_IFREG);
