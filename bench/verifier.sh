@@ -42,9 +42,10 @@ echo "Reproduce: SBX_BENCH_ONLY=verifier make bench KERNEL=$(matrix_kernel)"
 # kernel/bpf/liveness.c); its entries and exits give each subprogram's
 # own time (us = thousands of instructions, the probe's cost included).
 # One row per size: a shared subprogram has the same size in every program.
+T=/sys/kernel/tracing
+tracefs() { [ -e $T/trace ] || mount -t tracefs nodev $T || fail "$1: no tracefs"; }
 liveness() {
-	T=/sys/kernel/tracing
-	[ -e $T/trace ] || mount -t tracefs nodev $T || fail "liveness: no tracefs"
+	tracefs liveness
 	echo 'f:sbx_ana analyze_subprog sub=instance->subprog n=instance->insn_cnt d=instance->depth' \
 		>>$T/dynamic_events 2>/dev/null || { echo "liveness: no analyze_subprog to probe on $(uname -r)"; return 0; }
 	echo 'f:sbx_anax analyze_subprog%return' >>$T/dynamic_events
@@ -76,8 +77,7 @@ liveness() {
 [ "${SBX_BENCH_VERIFIER_LIVENESS:-0}" = 1 ] && liveness
 
 [ "${SBX_BENCH_VERIFIER_TRACE:-0}" = 1 ] || exit 0
-T=/sys/kernel/tracing
-[ -e $T/trace ] || mount -t tracefs nodev $T || fail "trace: no tracefs"
+tracefs trace
 PASSES="bpf_check do_check_common bpf_compute_live_registers bpf_compute_subprog_arg_access
 	do_misc_fixups bpf_do_misc_fixups jit_subprogs bpf_fixup_call_args ${SBX_BENCH_VERIFIER_PASSES:-}"
 untrace() {
