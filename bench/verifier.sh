@@ -76,6 +76,62 @@ liveness() {
 }
 [ "${SBX_BENCH_VERIFIER_LIVENESS:-0}" = 1 ] && liveness
 
+# SBX_BENCH_VERIFIER_RUN=1: where one `sbx-bpf run -- /bin/true` without the
+# daemon spends, by bpf(2) command (kprobes on __sys_bpf and bpf_check), with
+# its start-up phases (SBX_TRACE_PHASES). SBX_BENCH_VERIFIER_RUN_FUNCS adds
+# kernel functions; SBX_BENCH_VERIFIER_RUN_UFUNCS functions of sbx-bpf
+# itself, as NAME=OFFSET (uprobes; the binary is static and not relocated,
+# so the offset is the symbol's address less 0x400000:
+#   a=$(nm build/sbx-bpf | awk '$3 == "hooks__select" { print $1 }'); printf '0x%x\n' $((0x$a - 0x400000))
+# ). Each probe hit costs instructions too: compare runs with the same
+# probes only.
+run_probe() { # NAME TARGET EVENTS-FILE [FETCH-ARGS]
+	echo "p:sbx_f_$1 $2 ${4:-}" >>"$T/$3" && echo "r:sbx_fr_$1 $2" >>"$T/$3" || fail "run: cannot probe $2"
+}
+run_trace() {
+	tracefs run
+	run_probe sys __sys_bpf kprobe_events 'cmd=%di:u32'	# x86-64: the first argument
+	run_probe chk bpf_check kprobe_events
+	for f in ${SBX_BENCH_VERIFIER_RUN_FUNCS:-}; do run_probe "$f" "$f" kprobe_events; done
+	for u in ${SBX_BENCH_VERIFIER_RUN_UFUNCS:-}; do
+		run_probe "${u%%=*}" "$(command -v sbx-bpf):${u#*=}" uprobe_events; done
+	echo 131072 >$T/buffer_size_kb
+	echo 1 >$T/events/kprobes/enable
+	[ -z "${SBX_BENCH_VERIFIER_RUN_UFUNCS:-}" ] || echo 1 >$T/events/uprobes/enable
+	echo >$T/trace
+	echo 1 >$T/tracing_on
+	SBX_TRACE_PHASES=1 sbx-bpf run -- /bin/true 2>"$B/run.err" || fail "run: $(tail -5 "$B/run.err")"
+	echo 0 >$T/tracing_on
+	cat $T/trace >"$B/run.trace"
+	echo 0 >$T/events/kprobes/enable
+	[ -z "${SBX_BENCH_VERIFIER_RUN_UFUNCS:-}" ] || { echo 0 >$T/events/uprobes/enable; echo >$T/uprobe_events; }
+	echo >$T/kprobe_events
+	echo 1408 >$T/buffer_size_kb
+	echo
+	echo "## One run without the daemon: its phases, then by bpf(2) command (us = thousands of instructions)"
+	awk '$2 == "phase" { if (prev) printf "  %10.0f us  phase %s\n", ($4 - prev) / 1e3, $3; prev = $4 }' "$B/run.err"
+	echo "  us      calls  (bpf command or probed function)"
+	awk 'BEGIN { split("MAP_CREATE MAP_LOOKUP_ELEM MAP_UPDATE_ELEM MAP_DELETE_ELEM MAP_GET_NEXT_KEY PROG_LOAD " \
+			"OBJ_PIN OBJ_GET PROG_ATTACH PROG_DETACH PROG_TEST_RUN PROG_GET_NEXT_ID MAP_GET_NEXT_ID " \
+			"PROG_GET_FD_BY_ID MAP_GET_FD_BY_ID OBJ_GET_INFO_BY_FD PROG_QUERY RAW_TRACEPOINT_OPEN BTF_LOAD " \
+			"BTF_GET_FD_BY_ID TASK_FD_QUERY MAP_LOOKUP_AND_DELETE_ELEM MAP_FREEZE BTF_GET_NEXT_ID " \
+			"MAP_LOOKUP_BATCH MAP_LOOKUP_AND_DELETE_BATCH MAP_UPDATE_BATCH MAP_DELETE_BATCH LINK_CREATE " \
+			"LINK_UPDATE LINK_GET_FD_BY_ID LINK_GET_NEXT_ID ENABLE_STATS ITER_CREATE LINK_DETACH PROG_BIND_MAP", cn, " ") }
+		function now() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) * 1e6 }
+		{ match($0, /-[0-9]+ +\[/); pid = substr($0, RSTART + 1, RLENGTH - 2) + 0 }
+		/ sbx_f_/ { match($0, / sbx_f_[A-Za-z0-9_]+/); f = substr($0, RSTART + 7, RLENGTH - 7)
+			if (f == "sys") { match($0, /cmd=[0-9]+/); c[pid] = substr($0, RSTART + 4, RLENGTH - 4) + 0 }
+			t0[pid, f] = now() }
+		/ sbx_fr_/ { match($0, / sbx_fr_[A-Za-z0-9_]+/); f = substr($0, RSTART + 8, RLENGTH - 8)
+			d = now() - t0[pid, f]
+			if (f == "sys") { s[c[pid]] += d; n[c[pid]]++ } else { fs[f] += d; fn[f]++ } }
+		END { for (k in s) printf "  %10.0f us %6d  %s\n", s[k], n[k], (k + 1 in cn ? cn[k + 1] : "cmd " k)
+			for (f in fs) printf "  %10.0f us %6d  %s\n", fs[f], fn[f], (f == "chk" ? "bpf_check (in PROG_LOAD)" : f) }' \
+		"$B/run.trace" | sort -n -r
+	echo "Reproduce: SBX_BENCH_ONLY=verifier SBX_BENCH_VERIFIER_RUN=1 make bench KERNEL=$(matrix_kernel)"
+}
+[ "${SBX_BENCH_VERIFIER_RUN:-0}" = 1 ] && run_trace
+
 [ "${SBX_BENCH_VERIFIER_TRACE:-0}" = 1 ] || exit 0
 tracefs trace
 PASSES="bpf_check do_check_common bpf_compute_live_registers bpf_compute_subprog_arg_access

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -200,21 +201,81 @@ static bool arg_fits(const struct btf *ba, __u32 a, const struct btf *bb, __u32 
 	return btf_kind(ta) == btf_kind(tb);
 }
 
-/* The FUNC_PROTO id of kernel hook @hook, or of the program's record @prog; <= 0: none. */
-static int kernel_proto(const struct btf *kernel, const char *hook)
+static int func_cmp(const void *a, const void *b)
 {
-	char name[HOOK_NAME_MAX + sizeof(KERNEL_PREFIX)];
-	const struct btf_type *t;
-	int id;
+	return strcmp(((const struct hook_func *)a)->hook, ((const struct hook_func *)b)->hook);
+}
 
-	snprintf(name, sizeof(name), KERNEL_PREFIX "%s", hook);
-	id = btf__find_by_name_kind(kernel, name, BTF_KIND_FUNC);
+int hooks__index(const struct btf *kernel, struct hook_index *ix)
+{
+	__u32 n = btf__type_cnt(kernel), cap = 0;
+	struct hook_func *f;
+
+	ix->nr = 0;
+	ix->f = NULL;
+	for (__u32 id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(kernel, id);
+		const char *name;
+
+		if (!btf_is_func(t))
+			continue;
+		name = btf__name_by_offset(kernel, t->name_off);
+		/* A longer name is no hook of ours: hook_pick.hook has HOOK_NAME_MAX. */
+		if (!name || strncmp(name, KERNEL_PREFIX, strlen(KERNEL_PREFIX)) ||
+		    strlen(name) - strlen(KERNEL_PREFIX) >= HOOK_NAME_MAX)
+			continue;
+		if (ix->nr == cap) {
+			cap = cap ? 2 * cap : 256;
+			f = realloc(ix->f, cap * sizeof(*f));
+			if (!f) {
+				hooks__index_free(ix);
+				return -ENOMEM;
+			}
+			ix->f = f;
+		}
+		f = &ix->f[ix->nr++];
+		snprintf(f->hook, sizeof(f->hook), "%s", name + strlen(KERNEL_PREFIX));
+		f->func = (int)id;
+	}
+	if (ix->nr)
+		qsort(ix->f, ix->nr, sizeof(*ix->f), func_cmp);
+	return 0;
+}
+
+int hooks__index_func(const struct hook_index *ix, const char *hook)
+{
+	struct hook_func key;
+	const struct hook_func *f;
+
+	if (strlen(hook) >= sizeof(key.hook))
+		return -ENOENT;
+	snprintf(key.hook, sizeof(key.hook), "%s", hook);
+	f = ix->nr ? bsearch(&key, ix->f, ix->nr, sizeof(*ix->f), func_cmp) : NULL;
+	return f ? f->func : -ENOENT;
+}
+
+void hooks__index_free(struct hook_index *ix)
+{
+	if (!ix)
+		return;
+	free(ix->f);
+	ix->f = NULL;
+	ix->nr = 0;
+}
+
+/* The FUNC_PROTO id of kernel hook @hook (found in @ix, an index of @kernel); <= 0: none. */
+static int kernel_proto(const struct btf *kernel, const struct hook_index *ix, const char *hook)
+{
+	const struct btf_type *t;
+	int id = hooks__index_func(ix, hook);
+
 	if (id <= 0)
 		return -ENOENT;
 	t = btf__type_by_id(kernel, id);
 	return t && btf_is_func_proto(btf__type_by_id(kernel, t->type)) ? (int)t->type : -EINVAL;
 }
 
+/* The FUNC_PROTO id of the arguments program @prog recorded (sbx_hook__<prog>); <= 0: none. */
 static int recorded_proto(const struct btf *obj_btf, const char *prog)
 {
 	char name[128];
@@ -252,11 +313,12 @@ bool hooks__has_record(const struct btf *obj_btf, const char *prog)
 	return recorded_proto(obj_btf, prog) > 0;
 }
 
-bool hooks__fits(const struct btf *obj_btf, const char *prog, const struct btf *kernel, const char *hook)
+/* Whether the arguments program @prog recorded in @obj_btf are those of the kernel's FUNC_PROTO @kp. */
+static bool prog_fits(const struct btf *obj_btf, const char *prog, const struct btf *kernel, int kp)
 {
-	int a = recorded_proto(obj_btf, prog), b = kernel_proto(kernel, hook);
+	int a = recorded_proto(obj_btf, prog);
 
-	return a > 0 && b > 0 && protos_fit(obj_btf, a, kernel, b);
+	return a > 0 && kp > 0 && protos_fit(obj_btf, a, kernel, kp);
 }
 
 /* One type as C would spell it (no declarator names): "struct file *", "int". */
@@ -349,10 +411,15 @@ int hooks__select(struct bpf_object *obj, const struct btf *kernel, struct hook_
 	const struct btf *obj_btf = bpf_object__btf(obj);
 	struct hook_picks local = { .nr = 0 };
 	struct bpf_program *prog;
+	struct hook_index ix;
 	struct hook_pick *p;
+	int err;
 
 	if (!obj_btf)
 		return -ENODATA;
+	err = hooks__index(kernel, &ix);
+	if (err)
+		return err;
 	if (!picks)
 		picks = &local;
 	picks->nr = 0;
@@ -363,13 +430,13 @@ int hooks__select(struct bpf_object *obj, const struct btf *kernel, struct hook_
 		if (!hook || !(p = pick_for(picks, hook)))
 			continue;
 		p->variants++;
-		kp = kernel_proto(kernel, hook);
+		kp = kernel_proto(kernel, &ix, hook);
 		if (kp > 0 && !p->kernel_proto[0])
 			hooks__proto_str(kernel, kp, p->kernel_proto, sizeof(p->kernel_proto));
 		if (kp <= 0)
 			p->fit = hooks__optional(hook) ? HOOK_ABSENT_OPTIONAL : HOOK_ABSENT;
 		/* The first variant that fits is kept; any further one stays unloaded. */
-		if (kp > 0 && p->fit != HOOK_FIT && hooks__fits(obj_btf, name, kernel, hook)) {
+		if (kp > 0 && p->fit != HOOK_FIT && prog_fits(obj_btf, name, kernel, kp)) {
 			p->fit = HOOK_FIT;
 			snprintf(p->prog, sizeof(p->prog), "%s", name);
 			continue;
@@ -384,6 +451,7 @@ int hooks__select(struct bpf_object *obj, const struct btf *kernel, struct hook_
 			hooks__add_gap(gaps, p->hook, "no program variant takes this kernel's arguments %s",
 				       p->kernel_proto);
 	}
+	hooks__index_free(&ix);
 	return 0;
 }
 

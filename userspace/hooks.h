@@ -82,11 +82,31 @@ struct hook_picks {
 int hooks__select(struct bpf_object *obj, const struct btf *kernel, struct hook_picks *picks,
 		  struct hook_gaps *gaps);
 
+/*
+ * The kernel's LSM hooks (its bpf_lsm_<hook> functions) by name, found in
+ * one pass over its BTF. btf__find_by_name_kind is a linear search of the
+ * whole BTF (some 2 M instructions on 6.1); asked twice per program, and
+ * by libbpf once more per program for its attach target, that was 360 M
+ * of a 2.6 G start-up without the daemon.
+ */
+struct hook_func {
+	char hook[HOOK_NAME_MAX];	/* "file_open" */
+	int func;			/* the BTF id of bpf_lsm_file_open */
+};
+
+struct hook_index {
+	struct hook_func *f;		/* sorted by hook */
+	unsigned int nr;
+};
+
+/* Index @kernel's LSM hooks into @ix (hooks__index_free it). 0 or -ENOMEM. */
+int hooks__index(const struct btf *kernel, struct hook_index *ix);
+/* The BTF id of the kernel's bpf_lsm_<@hook>, or -ENOENT. */
+int hooks__index_func(const struct hook_index *ix, const char *hook);
+void hooks__index_free(struct hook_index *ix);
+
 /* What a program's gap is named by: its LSM hook ("file_open"), else its section ("cgroup/connect4"). */
 const char *hooks__prog_hook(const struct bpf_program *prog);
-
-/* Whether the argument list of program @prog (sbx_hook__<prog> in @obj_btf) fits the kernel's @hook. */
-bool hooks__fits(const struct btf *obj_btf, const char *prog, const struct btf *kernel, const char *hook);
 
 /* Whether program @prog recorded its arguments (SBX_LSM) in @obj_btf. */
 bool hooks__has_record(const struct btf *obj_btf, const char *prog);

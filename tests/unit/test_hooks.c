@@ -6,6 +6,7 @@
  * has (or might have next), and checks which variant hooks__select keeps,
  * what it turns off, and what it calls a gap.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -383,6 +384,44 @@ static void test_verifier_reason(void **state)
 	assert_string_equal(r, "refused by the verifier (no reason in its log)");
 }
 
+/*
+ * The index of a kernel's hooks stands for a search of its BTF by name:
+ * the same ids, found among FUNCs named bpf_lsm_* only, in any order.
+ */
+static void test_hook_index(void **state)
+{
+	struct kbtf k = kernel_new();
+	struct hook_index ix;
+	char longest[80];
+	int proto = btf__add_func_proto(k.btf, k.t_int), other;
+
+	(void)state;
+	hook(&k, "task_kill", 0);
+	hook(&k, "bpf", 0);
+	hook(&k, "file_open", 0);
+	other = btf__add_func(k.btf, "security_file_open", BTF_FUNC_GLOBAL, proto);
+	assert_true(other > 0);
+	assert_true(btf__add_struct(k.btf, "bpf_lsm_not_a_func", 4) > 0);
+	/* One byte past what a hook name may hold: not indexed, so never half matched. */
+	snprintf(longest, sizeof(longest), "bpf_lsm_%0*d", HOOK_NAME_MAX, 0);
+	assert_true(btf__add_func(k.btf, longest, BTF_FUNC_STATIC, proto) > 0);
+	assert_int_equal(hooks__index(k.btf, &ix), 0);
+	assert_int_equal(ix.nr, 3);
+	for (const char *const *h = (const char *const[]){ "task_kill", "bpf", "file_open", NULL }; *h; h++) {
+		char fn[64];
+
+		snprintf(fn, sizeof(fn), "bpf_lsm_%s", *h);
+		assert_int_equal(hooks__index_func(&ix, *h), btf__find_by_name_kind(k.btf, fn, BTF_KIND_FUNC));
+	}
+	assert_int_equal(hooks__index_func(&ix, "not_a_func"), -ENOENT);
+	assert_int_equal(hooks__index_func(&ix, "file_permission"), -ENOENT);
+	assert_int_equal(hooks__index_func(&ix, longest + strlen("bpf_lsm_")), -ENOENT);
+	hooks__index_free(&ix);
+	hooks__index_free(&ix);	/* twice, as every destroy may be */
+	assert_int_equal(ix.nr, 0);
+	btf__free(k.btf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_every_program_is_described),
 		cmocka_unit_test(test_unaccepted),
 		cmocka_unit_test(test_verifier_reason),
+		cmocka_unit_test(test_hook_index),
 	};
 
 	libbpf_set_print(NULL);
