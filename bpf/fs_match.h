@@ -54,7 +54,7 @@ struct fs_walk {
  * walks, per lookup, per call site.
  */
 static __always_inline void fs_hit(struct fs_verdict *hit, __u32 *hit_flags,
-				   const struct sbx_fs_rule *r)
+				   const struct fs_rule_says *r)
 {
 	__u32 f = r->flags, old = *hit_flags, m;
 
@@ -70,41 +70,81 @@ static __always_inline void fs_hit(struct fs_verdict *hit, __u32 *hit_flags,
 	*hit_flags = old | f;
 }
 
-static __always_inline void fs_lookup(struct fs_state *w, struct fs_verdict *hit, __u32 *hit_flags,
-				      __u32 len, __u64 h1, __u64 h2)
+_Static_assert(offsetof(struct sbx_fs_rule, flags) == offsetof(struct fs_rule_says, flags) &&
+	       offsetof(struct sbx_fs_rule, base_read_rule) == sizeof(struct fs_rule_says),
+	       "an fs_rules entry opens with what it says, then its base says the same way");
+
+/* Whether the filter leaves it possible that a rule has this key (most keys are no rule's). */
+static __always_inline bool fs_filter_has(const struct fs_state *w, __u32 len, __u64 h1, __u64 h2)
 {
-	struct sbx_fs_key key = { .policy_id = w->policy_id, .len = len, .h1 = h1, .h2 = h2 };
 	__u32 bit = sbx_fs_filter_bit(w->policy_id, len, h1, h2);
-	struct sbx_fs_rule *r;
+
+	return fs_filter[(bit >> 6) & (SBX_FS_FILTER_WORDS - 1)] & (1ULL << (bit & 63));
+}
+
+/* What the entry of one rule key says now, or NULL when there is none. */
+static __always_inline const struct fs_rule_says *fs_rule_get(__u32 policy_id, __u32 len, __u64 h1, __u64 h2)
+{
+	struct sbx_fs_key key = { .policy_id = policy_id, .len = len, .h1 = h1, .h2 = h2 };
+	struct sbx_fs_rule *r = bpf_map_lookup_elem(&fs_rules, &key);
 	__u64 exp;
 	__u32 off;
 
-	/* No rule has this key's bit: no rule has this key (the common case, no lookup). */
-	if (!(fs_filter[(bit >> 6) & (SBX_FS_FILTER_WORDS - 1)] & (1ULL << (bit & 63))))
-		return;
-	r = bpf_map_lookup_elem(&fs_rules, &key);
 	if (!r)
-		return;
+		return NULL;
 	/*
 	 * A grant's entry past its expiry says what the policy alone says
-	 * (the base fields, laid out as the first five): the kernel ends
-	 * grants itself. An offset, as in fs_hit; the clock is read only for
-	 * an entry that expires (a grant's): most hits are a policy's guards
-	 * and rules, and the clock costs more than the rest of a hit.
+	 * (its base, laid out the same way): the kernel ends grants itself.
+	 * An offset, as in fs_hit; the clock is read only for an entry that
+	 * expires (a grant's): most hits are a policy's guards and rules,
+	 * and the clock costs more than the rest of a hit.
 	 */
 	exp = r->expires_ns;
 	off = 0;
 	if (exp)
 		off = FS_MASK(bpf_ktime_get_boot_ns() >= exp) & offsetof(struct sbx_fs_rule, base_read_rule);
-	fs_hit(hit, hit_flags, (const struct sbx_fs_rule *)((const char *)r + off));
+	return (const struct fs_rule_says *)((const char *)r + off);
+}
+
+/*
+ * Fold @says into the current component end's hits: the rule ids in
+ * @w->hit, the flags in *@flags. What an earlier component end left in
+ * @w->hit is not cleared: fs_apply reads a rule id only for a flag some
+ * hit here has, and the first hit here with that flag writes the id
+ * (fs_hit; the guard's id, every first hit).
+ */
+static __always_inline void fs_rule_fold(struct fs_state *w, __u32 *flags, const struct fs_rule_says *says)
+{
+	fs_hit(&w->hit, flags, says);
+}
+
+/*
+ * The any-depth entry of one key, if any, folded into the hits; returns
+ * the component end's flags, @flags with the entry's. Global, so the
+ * verifier checks this lookup once per program rather than at each of a
+ * component end's four any-depth keys (each an inlined hash lookup, which
+ * 6.12's verifier pays for again over the whole program). Only keys the
+ * filter leaves possible get here, and only under policies with any-depth
+ * patterns; the absolute key, which every walk looks up, stays inline and
+ * costs no call.
+ */
+__attribute__((noinline)) int fs_any_depth_rule(struct fs_state *w, __u32 len, __u64 h1, __u64 h2, __u32 flags)
+{
+	const struct fs_rule_says *says;
+
+	if (!w)
+		return flags;
+	says = fs_rule_get(w->policy_id, len, h1, h2);
+	if (says)
+		fs_rule_fold(w, &flags, says);
+	return flags;
 }
 
 /* The last @k components as an any-depth key, if the policy has such patterns. */
-static __always_inline void fs_lookup_any_depth(struct fs_state *w, struct fs_verdict *hit,
-						__u32 *hit_flags, __u32 k)
+static __always_inline void fs_lookup_any_depth(struct fs_state *w, __u32 *flags, __u32 k)
 {
 	__u64 s1 = SBX_HASH_INIT, s2 = SBX_HASH2_INIT;
-	__u32 j, idx;
+	__u32 j, idx, len = SBX_FS_KEY_ANY_DEPTH | k;
 
 	if (!(w->mask & (1u << (k - 1))) || w->ncomp < k)
 		return;
@@ -113,7 +153,8 @@ static __always_inline void fs_lookup_any_depth(struct fs_state *w, struct fs_ve
 		s1 = sbx_seq_hash(s1, w->comp1[idx]);
 		s2 = sbx_seq_hash(s2, w->comp2[idx]);
 	}
-	fs_lookup(w, hit, hit_flags, SBX_FS_KEY_ANY_DEPTH | k, s1, s2);
+	if (fs_filter_has(w, len, s1, s2))
+		*flags = fs_any_depth_rule(w, len, s1, s2, *flags);
 }
 
 /* What the hits at one component end make of the verdict so far (branch-free, as fs_hit). */
@@ -146,7 +187,6 @@ static __always_inline void fs_apply(struct fs_verdict *v, __u32 *mandatory, __u
  */
 __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_len)
 {
-	struct fs_verdict hit = {};
 	__u32 flags = 0;
 
 	if (!w)
@@ -155,17 +195,22 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 		w->h1 = sbx_seq_hash(w->h1, w->c1);
 		w->h2 = sbx_seq_hash(w->h2, w->c2);
 	}
-	fs_lookup(w, &hit, &flags, prefix_len, w->h1, w->h2);
+	if (fs_filter_has(w, prefix_len, w->h1, w->h2)) {
+		const struct fs_rule_says *says = fs_rule_get(w->policy_id, prefix_len, w->h1, w->h2);
+
+		if (says)
+			fs_rule_fold(w, &flags, says);
+	}
 	if (prefix_len) {
 		__u32 idx = w->ncomp & (SBX_ANY_DEPTH_MAX - 1);
 
 		w->comp1[idx] = w->c1;
 		w->comp2[idx] = w->c2;
 		w->ncomp++;
-		fs_lookup_any_depth(w, &hit, &flags, 1);
-		fs_lookup_any_depth(w, &hit, &flags, 2);
-		fs_lookup_any_depth(w, &hit, &flags, 3);
-		fs_lookup_any_depth(w, &hit, &flags, 4);
+		fs_lookup_any_depth(w, &flags, 1);
+		fs_lookup_any_depth(w, &flags, 2);
+		fs_lookup_any_depth(w, &flags, 3);
+		fs_lookup_any_depth(w, &flags, 4);
 	}
 	w->last_flags = flags;
 	/*
@@ -184,7 +229,7 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 	 * One branch in a global function, verified once per program.
 	 */
 	if (flags)
-		fs_apply(&w->v, &w->mandatory, flags, &hit);
+		fs_apply(&w->v, &w->mandatory, flags, &w->hit);
 	return 0;
 }
 

@@ -22,6 +22,15 @@ struct fs_verdict {
 	__u32 unix_allow;	/* allowUnixSockets covers this path (at it or above) */
 };
 
+/* What one fs_rules entry says: the first five fields of struct sbx_fs_rule, or of its base. */
+struct fs_rule_says {
+	__u32 read_rule;
+	__u32 write_rule;
+	__u32 guard_rule;
+	__u32 unix_rule;
+	__u32 flags;
+};
+
 /* The walk's state, scalars only, so a global function can take it. */
 struct fs_state {
 	__u32 policy_id;
@@ -34,6 +43,12 @@ struct fs_state {
 	__u32 mandatory;	/* a mandatory rule matched: writes stay denied */
 	__u32 last_flags;	/* flags of everything matched at the latest component end */
 	struct fs_verdict v;	/* fs_match's answer */
+	/*
+	 * The rule ids matched at the current component end (fs_rule_fold).
+	 * Here, not on the stack, so that the verifier does not track them:
+	 * a hit or none leaves the same state, and its paths merge at once.
+	 */
+	struct fs_verdict hit;
 };
 
 #endif /* SBX_FS_VERDICT_H */
