@@ -118,6 +118,7 @@ run_trace() {
 			"MAP_LOOKUP_BATCH MAP_LOOKUP_AND_DELETE_BATCH MAP_UPDATE_BATCH MAP_DELETE_BATCH LINK_CREATE " \
 			"LINK_UPDATE LINK_GET_FD_BY_ID LINK_GET_NEXT_ID ENABLE_STATS ITER_CREATE LINK_DETACH PROG_BIND_MAP", cn, " ") }
 		function now() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) * 1e6 }
+		$1 !~ /^sbx-bpf-[0-9]+$/ { next }	# sbx-bpf alone, not what else calls bpf() meanwhile
 		{ match($0, /-[0-9]+ +\[/); pid = substr($0, RSTART + 1, RLENGTH - 2) + 0 }
 		/ sbx_f_/ { match($0, / sbx_f_[A-Za-z0-9_]+/); f = substr($0, RSTART + 7, RLENGTH - 7)
 			if (f == "sys") { match($0, /cmd=[0-9]+/); c[pid] = substr($0, RSTART + 4, RLENGTH - 4) + 0 }
@@ -125,7 +126,7 @@ run_trace() {
 		/ sbx_fr_/ { match($0, / sbx_fr_[A-Za-z0-9_]+/); f = substr($0, RSTART + 8, RLENGTH - 8)
 			d = now() - t0[pid, f]
 			if (f == "sys") { s[c[pid]] += d; n[c[pid]]++ } else { fs[f] += d; fn[f]++ } }
-		END { for (k in s) printf "  %10.0f us %6d  %s\n", s[k], n[k], (k + 1 in cn ? cn[k + 1] : "cmd " k)
+		END { for (k in s) printf "  %10.0f us %6d  %s\n", s[k], n[k], ((k + 1) in cn ? cn[k + 1] : "cmd " k)
 			for (f in fs) printf "  %10.0f us %6d  %s\n", fs[f], fn[f], (f == "chk" ? "bpf_check (in PROG_LOAD)" : f) }' \
 		"$B/run.trace" | sort -n -r
 	echo "Reproduce: SBX_BENCH_ONLY=verifier SBX_BENCH_VERIFIER_RUN=1 make bench KERNEL=$(matrix_kernel)"

@@ -70,9 +70,15 @@ static __always_inline void fs_hit(struct fs_verdict *hit, __u32 *hit_flags,
 	*hit_flags = old | f;
 }
 
-_Static_assert(offsetof(struct sbx_fs_rule, flags) == offsetof(struct fs_rule_says, flags) &&
+#define FS_SAYS_AT(f, base_f)							\
+	(offsetof(struct sbx_fs_rule, f) == offsetof(struct fs_rule_says, f) &&	\
+	 offsetof(struct sbx_fs_rule, base_f) == sizeof(struct fs_rule_says) + offsetof(struct fs_rule_says, f))
+_Static_assert(FS_SAYS_AT(read_rule, base_read_rule) && FS_SAYS_AT(write_rule, base_write_rule) &&
+	       FS_SAYS_AT(guard_rule, base_guard_rule) && FS_SAYS_AT(unix_rule, base_unix_rule) &&
+	       FS_SAYS_AT(flags, base_flags) &&
 	       offsetof(struct sbx_fs_rule, base_read_rule) == sizeof(struct fs_rule_says),
 	       "an fs_rules entry opens with what it says, then its base says the same way");
+#undef FS_SAYS_AT
 
 /* Whether the filter leaves it possible that a rule has this key (most keys are no rule's). */
 static __always_inline bool fs_filter_has(const struct fs_state *w, __u32 len, __u64 h1, __u64 h2)

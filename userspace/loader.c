@@ -214,9 +214,9 @@ void loader__verifier_reason(const char *log, char *out, size_t sz)
 
 /*
  * One formatted libbpf warning, "libbpf: prog 'NAME': …". A program is
- * blamed only for what is its own: the verifier's log of its refusal, or
- * a hook libbpf cannot find for it. A kernel that refuses every program
- * (EPERM: no BPF-LSM for us at all) is no one program's gap.
+ * blamed only for what is its own: the verifier's log of its refusal (a
+ * hook this kernel lacks is blamed by lsm_prepare). A kernel that refuses
+ * every program (EPERM: no BPF-LSM for us at all) is no one program's gap.
  */
 static void capture_line(struct load_capture *c, const char *text)
 {
@@ -235,9 +235,6 @@ static void capture_line(struct load_capture *c, const char *text)
 	if (log) {
 		snprintf(c->prog, sizeof(c->prog), "%.*s", (int)(q - name), name);
 		loader__verifier_reason(log + strlen(begin), c->reason, sizeof(c->reason));
-	} else if (strstr(rest, "failed to find kernel BTF type ID")) {
-		snprintf(c->prog, sizeof(c->prog), "%.*s", (int)(q - name), name);
-		snprintf(c->reason, sizeof(c->reason), "%.*s", (int)strcspn(rest, "\n"), rest);
 	}
 }
 
@@ -327,6 +324,8 @@ static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts
 	int id;
 
 	(void)cookie;
+	if (opts->attach_btf_id)
+		return 0;	/* set with bpf_program__set_attach_target, which libbpf honours too */
 	if (!kernel_hooks.nr) {
 		struct btf *own = loading_kernel ? NULL : btf__load_vmlinux_btf();
 		const struct btf *kernel = loading_kernel ? loading_kernel : own;
@@ -337,8 +336,15 @@ static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts
 			return err;
 	}
 	id = strncmp(sec, "lsm/", 4) ? -ENOENT : hooks__index_func(&kernel_hooks, sec + 4);
-	if (id < 0)
+	if (id < 0) {
+		/* This program's gap, as for a refusal: the load goes on without it (load_skel). */
+		if (capture && !capture->prog[0]) {
+			snprintf(capture->prog, sizeof(capture->prog), "%s", bpf_program__name(prog));
+			snprintf(capture->reason, sizeof(capture->reason), "this kernel has no bpf_lsm_%s",
+				 strncmp(sec, "lsm/", 4) ? sec : sec + 4);
+		}
 		return -ESRCH;	/* what libbpf says of an attach target it cannot find */
+	}
 	opts->attach_btf_obj_fd = 0;	/* vmlinux */
 	opts->attach_btf_id = (__u32)id;
 	return 0;
@@ -348,7 +354,8 @@ static int lsm_attach(const struct bpf_program *prog, long cookie, struct bpf_li
 {
 	(void)cookie;
 	*link = bpf_program__attach_lsm(prog);
-	return *link ? 0 : -errno;
+	/* Never 0 without a link: libbpf would take it for "nothing to attach". */
+	return *link ? 0 : -(errno ? errno : EINVAL);
 }
 
 /*

@@ -278,6 +278,30 @@ static void test_deny_beats_allow_at_same_place(void **state)
 	assert_write("/w/.x", 1, md);	/* absolute allow and any-depth deny end together */
 }
 
+/*
+ * A component end's hits keep the rule ids of earlier component ends in
+ * the walk's state (fs_rule_fold): an id is read only for a flag hit at
+ * the same end. A read rule above and an any-depth write rule below, and
+ * the other way round, each keep their own id.
+ */
+static void test_hits_of_earlier_components(void **state)
+{
+	__u32 r, w, a, dr;
+
+	(void)state;
+	r = add(RULE_DENY_READ, RULE_ABSOLUTE, "/a");
+	w = add(RULE_DENY_WRITE, RULE_ANY_DEPTH, ".x");
+	a = add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/b");
+	dr = add(RULE_DENY_READ, RULE_ANY_DEPTH, ".y");
+	install(1);
+	assert_read("/a/c/.x", 1, r);
+	assert_write("/a/c/.x", 1, w);
+	assert_write("/b/c/.y", 0, a);
+	assert_read("/b/c/.y", 1, dr);
+	assert_read("/b/c/d", 0, SBX_RULE_NONE);
+	assert_write("/b/c/d", 0, a);
+}
+
 static void test_long_paths(void **state)
 {
 	static char path[SBX_PATH_MAX + 16];
@@ -524,6 +548,7 @@ int main(void)
 		cmocka_unit_test_setup(test_write_nesting, clear_rules),
 		cmocka_unit_test_setup(test_root_rule, clear_rules),
 		cmocka_unit_test_setup(test_mandatory_any_depth, clear_rules),
+		cmocka_unit_test_setup(test_hits_of_earlier_components, clear_rules),
 		cmocka_unit_test_setup(test_guards, clear_rules),
 		cmocka_unit_test_setup(test_policies_are_separate, clear_rules),
 		cmocka_unit_test_setup(test_deny_beats_allow_at_same_place, clear_rules),

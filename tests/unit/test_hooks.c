@@ -402,11 +402,18 @@ static void test_hook_index(void **state)
 	other = btf__add_func(k.btf, "security_file_open", BTF_FUNC_GLOBAL, proto);
 	assert_true(other > 0);
 	assert_true(btf__add_struct(k.btf, "bpf_lsm_not_a_func", 4) > 0);
-	/* One byte past what a hook name may hold: not indexed, so never half matched. */
+	/* The longest name a hook may have is indexed; one byte more is not, so never half matched. */
+	snprintf(longest, sizeof(longest), "bpf_lsm_%0*d", HOOK_NAME_MAX - 1, 0);
+	assert_true(btf__add_func(k.btf, longest, BTF_FUNC_STATIC, proto) > 0);
+	assert_int_equal(hooks__index(k.btf, &ix), 0);
+	assert_int_equal(ix.nr, 4);
+	assert_int_equal(hooks__index_func(&ix, longest + strlen("bpf_lsm_")),
+			 btf__find_by_name_kind(k.btf, longest, BTF_KIND_FUNC));
+	hooks__index_free(&ix);
 	snprintf(longest, sizeof(longest), "bpf_lsm_%0*d", HOOK_NAME_MAX, 0);
 	assert_true(btf__add_func(k.btf, longest, BTF_FUNC_STATIC, proto) > 0);
 	assert_int_equal(hooks__index(k.btf, &ix), 0);
-	assert_int_equal(ix.nr, 3);
+	assert_int_equal(ix.nr, 4);
 	for (const char *const *h = (const char *const[]){ "task_kill", "bpf", "file_open", NULL }; *h; h++) {
 		char fn[64];
 
