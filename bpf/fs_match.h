@@ -113,18 +113,6 @@ static __always_inline const struct fs_rule_says *fs_rule_get(__u32 policy_id, _
 }
 
 /*
- * Fold @says into the current component end's hits: the rule ids in
- * @w->hit, the flags in *@flags. What an earlier component end left in
- * @w->hit is not cleared: fs_apply reads a rule id only for a flag some
- * hit here has, and the first hit here with that flag writes the id
- * (fs_hit; the guard's id, every first hit).
- */
-static __always_inline void fs_rule_fold(struct fs_state *w, __u32 *flags, const struct fs_rule_says *says)
-{
-	fs_hit(&w->hit, flags, says);
-}
-
-/*
  * The any-depth entry of one key, if any, folded into the hits; returns
  * the component end's flags, @flags with the entry's. Global, so the
  * verifier checks this lookup once per program rather than at each of a
@@ -142,7 +130,7 @@ __attribute__((noinline)) int fs_any_depth_rule(struct fs_state *w, __u32 len, _
 		return flags;
 	says = fs_rule_get(w->policy_id, len, h1, h2);
 	if (says)
-		fs_rule_fold(w, &flags, says);
+		fs_hit(&w->hit, &flags, says);
 	return flags;
 }
 
@@ -205,7 +193,7 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 		const struct fs_rule_says *says = fs_rule_get(w->policy_id, prefix_len, w->h1, w->h2);
 
 		if (says)
-			fs_rule_fold(w, &flags, says);
+			fs_hit(&w->hit, &flags, says);
 	}
 	if (prefix_len) {
 		__u32 idx = w->ncomp & (SBX_ANY_DEPTH_MAX - 1);

@@ -44,9 +44,13 @@ struct fs_state {
 	__u32 last_flags;	/* flags of everything matched at the latest component end */
 	struct fs_verdict v;	/* fs_match's answer */
 	/*
-	 * The rule ids matched at the current component end (fs_rule_fold).
-	 * Here, not on the stack, so that the verifier does not track them:
-	 * a hit or none leaves the same state, and its paths merge at once.
+	 * The rule ids matched at the current component end (fs_hit; the
+	 * flags stay in fs_component_end's register). Here, not on the
+	 * stack, so that the verifier does not track them: a hit or none
+	 * leaves the same state, and its paths merge at once. Not cleared
+	 * between component ends: fs_apply reads an id only for a flag some
+	 * hit at the same end has, and the first such hit writes it (the
+	 * guard's id, every first hit).
 	 */
 	struct fs_verdict hit;
 };

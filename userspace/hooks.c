@@ -405,21 +405,16 @@ const char *hooks__prog_hook(const struct bpf_program *prog)
 	return hook ? hook : bpf_program__section_name(prog);
 }
 
-int hooks__select(struct bpf_object *obj, const struct btf *kernel, struct hook_picks *picks,
-		  struct hook_gaps *gaps)
+int hooks__select(struct bpf_object *obj, const struct btf *kernel, const struct hook_index *ix,
+		  struct hook_picks *picks, struct hook_gaps *gaps)
 {
 	const struct btf *obj_btf = bpf_object__btf(obj);
 	struct hook_picks local = { .nr = 0 };
 	struct bpf_program *prog;
-	struct hook_index ix;
 	struct hook_pick *p;
-	int err;
 
 	if (!obj_btf)
 		return -ENODATA;
-	err = hooks__index(kernel, &ix);
-	if (err)
-		return err;
 	if (!picks)
 		picks = &local;
 	picks->nr = 0;
@@ -430,7 +425,7 @@ int hooks__select(struct bpf_object *obj, const struct btf *kernel, struct hook_
 		if (!hook || !(p = pick_for(picks, hook)))
 			continue;
 		p->variants++;
-		kp = kernel_proto(kernel, &ix, hook);
+		kp = kernel_proto(kernel, ix, hook);
 		if (kp > 0 && !p->kernel_proto[0])
 			hooks__proto_str(kernel, kp, p->kernel_proto, sizeof(p->kernel_proto));
 		if (kp <= 0)
@@ -451,7 +446,6 @@ int hooks__select(struct bpf_object *obj, const struct btf *kernel, struct hook_
 			hooks__add_gap(gaps, p->hook, "no program variant takes this kernel's arguments %s",
 				       p->kernel_proto);
 	}
-	hooks__index_free(&ix);
 	return 0;
 }
 

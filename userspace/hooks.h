@@ -73,16 +73,6 @@ struct hook_picks {
 };
 
 /*
- * For every LSM program of the opened (not loaded) @obj: compare its
- * recorded arguments with @kernel's bpf_lsm_<hook>, keep one matching
- * variant per hook and turn autoload off for the rest. What was decided
- * goes into @picks (may be NULL), the hooks with no variant into @gaps.
- * 0, or -errno when the object itself is unreadable (no BTF).
- */
-int hooks__select(struct bpf_object *obj, const struct btf *kernel, struct hook_picks *picks,
-		  struct hook_gaps *gaps);
-
-/*
  * The kernel's LSM hooks (its bpf_lsm_<hook> functions) by name, found in
  * one pass over its BTF. btf__find_by_name_kind is a linear search of the
  * whole BTF (some 2 M instructions on 6.1); asked twice per program, and
@@ -104,6 +94,17 @@ int hooks__index(const struct btf *kernel, struct hook_index *ix);
 /* The BTF id of the kernel's bpf_lsm_<@hook>, or -ENOENT. */
 int hooks__index_func(const struct hook_index *ix, const char *hook);
 void hooks__index_free(struct hook_index *ix);
+
+/*
+ * For every LSM program of the opened (not loaded) @obj: compare its
+ * recorded arguments with @kernel's bpf_lsm_<hook> (found in @ix, an index
+ * of @kernel), keep one matching variant per hook and turn autoload off
+ * for the rest. What was decided goes into @picks (may be NULL), the hooks
+ * with no variant into @gaps. 0, or -errno when the object itself is
+ * unreadable (no BTF).
+ */
+int hooks__select(struct bpf_object *obj, const struct btf *kernel, const struct hook_index *ix,
+		  struct hook_picks *picks, struct hook_gaps *gaps);
 
 /* What a program's gap is named by: its LSM hook ("file_open"), else its section ("cgroup/connect4"). */
 const char *hooks__prog_hook(const struct bpf_program *prog);

@@ -312,11 +312,23 @@ static bool plain_loads_wanted(const struct btf *kernel)
  * linear search of the kernel's BTF when it loads the program: 45 searches,
  * 100 M instructions of a start-up on 6.1. The "lsm" sections are ours to
  * handle instead (libbpf lets a registered handler override its own), and
- * the id comes from one index of the kernel's hooks, kept for the process:
- * a kernel's BTF does not change under it.
+ * the id comes from the index of the running kernel's hooks that
+ * hooks__select reads too: built once per process (kernel_index), as a
+ * kernel's BTF does not change under it.
  */
 static struct hook_index kernel_hooks;
-static const struct btf *loading_kernel;	/* load_skel's, while it loads */
+
+/* The index of the running kernel's hooks, @kernel being its BTF. NULL with errno set. */
+static const struct hook_index *kernel_index(const struct btf *kernel)
+{
+	int err = kernel_hooks.nr ? 0 : hooks__index(kernel, &kernel_hooks);
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return &kernel_hooks;
+}
 
 static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
 {
@@ -326,15 +338,7 @@ static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts
 	(void)cookie;
 	if (opts->attach_btf_id)
 		return 0;	/* set with bpf_program__set_attach_target, which libbpf honours too */
-	if (!kernel_hooks.nr) {
-		struct btf *own = loading_kernel ? NULL : btf__load_vmlinux_btf();
-		const struct btf *kernel = loading_kernel ? loading_kernel : own;
-		int err = kernel ? hooks__index(kernel, &kernel_hooks) : -errno;
-
-		btf__free(own);
-		if (err)
-			return err;
-	}
+	/* open_skel indexed the kernel before registering this handler. */
 	id = strncmp(sec, "lsm/", 4) ? -ENOENT : hooks__index_func(&kernel_hooks, sec + 4);
 	if (id < 0) {
 		/* This program's gap, as for a refusal: the load goes on without it (load_skel). */
@@ -359,9 +363,10 @@ static int lsm_attach(const struct bpf_program *prog, long cookie, struct bpf_li
 }
 
 /*
- * Once per process, before the first object is opened: libbpf gives each
- * program its section's handler when it opens the object, and keeps a
- * pointer to it, so the handler is never unregistered.
+ * Once per process, before the first object is opened (and after the
+ * kernel is indexed): libbpf gives each program its section's handler when
+ * it opens the object, and keeps a pointer to it, so the handler is never
+ * unregistered.
  */
 static int lsm_handler(void)
 {
@@ -387,9 +392,10 @@ static int lsm_handler(void)
 static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gaps, struct hook_picks *picks,
 				 bool plain, unsigned flags)
 {
+	const struct hook_index *ix = kernel_index(kernel);
 	struct sbx_bpf *skel;
 	struct bpf_program *prog;
-	int err = lsm_handler();
+	int err = ix ? lsm_handler() : -errno;
 
 	if (err) {
 		errno = -err;
@@ -398,7 +404,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	skel = sbx_bpf__open();
 	if (!skel)
 		return NULL;
-	err = hooks__select(skel->obj, kernel, picks, gaps);
+	err = hooks__select(skel->obj, kernel, ix, picks, gaps);
 	if (err) {
 		sbx_bpf__destroy(skel);
 		errno = -err;
@@ -431,16 +437,14 @@ static const char *hook_of(struct sbx_bpf *skel, const char *name)
 }
 
 /* Load @skel, the first refused program and the verifier's words on it in @c. */
-static int load_captured(struct sbx_bpf *skel, const struct btf *kernel, struct load_capture *c)
+static int load_captured(struct sbx_bpf *skel, struct load_capture *c)
 {
 	int err;
 
 	memset(c, 0, sizeof(*c));
 	c->prev = libbpf_set_print(capture_print);
 	capture = c;
-	loading_kernel = kernel;
 	err = sbx_bpf__load(skel);
-	loading_kernel = NULL;
 	capture = NULL;
 	libbpf_set_print(c->prev);
 	return err;
@@ -459,7 +463,7 @@ static bool load_without_plain_loads(const struct btf *kernel, struct hook_gaps 
 	struct sbx_bpf *again = open_skel(kernel, gaps, picks, false, flags);
 	struct load_capture c;
 
-	if (!again || load_captured(again, kernel, &c)) {
+	if (!again || load_captured(again, &c)) {
 		sbx_bpf__destroy(again);
 		return false;
 	}
@@ -498,7 +502,7 @@ static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *pick
 			err = -ECANCELED;
 			break;
 		}
-		err = load_captured(skel, kernel, &c);
+		err = load_captured(skel, &c);
 		if (err && plain && load_without_plain_loads(kernel, gaps, picks, flags, &skel))
 			err = 0;
 		if (!err)
@@ -521,14 +525,18 @@ static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *pick
 int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gaps *gaps)
 {
 	struct btf *kernel = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	struct hook_index ix;
 	struct sbx_bpf *skel;
 	int err;
 
 	if (!kernel)
 		return -errno;
-	skel = sbx_bpf__open();
-	err = skel ? hooks__select(skel->obj, kernel, picks, gaps) : -errno;
+	err = hooks__index(kernel, &ix);	/* of @btf_path's kernel, maybe not this one */
+	skel = err ? NULL : sbx_bpf__open();
+	if (!err)
+		err = skel ? hooks__select(skel->obj, kernel, &ix, picks, gaps) : -errno;
 	sbx_bpf__destroy(skel);
+	hooks__index_free(&ix);
 	btf__free(kernel);
 	return err;
 }
@@ -969,11 +977,9 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 
 	*out = NULL;
 	*nr = 0;
-	if (!skel) {
-		err = -errno;
-		btf__free(kernel);
-		return err;
-	}
+	btf__free(kernel);
+	if (!skel)
+		return -errno;
 	bpf_object__for_each_program(prog, skel->obj)
 		n += bpf_program__autoload(prog);
 	st = calloc(n ? n : 1, sizeof(*st));
@@ -991,9 +997,7 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 		snprintf(st[i].section, sizeof(st[i].section), "%s", bpf_program__section_name(prog));
 		i++;
 	}
-	loading_kernel = kernel;
 	err = sbx_bpf__load(skel);	/* loaded, never attached: nothing is enforced */
-	loading_kernel = NULL;
 	if (err)
 		goto out;
 	i = 0;
@@ -1018,7 +1022,6 @@ out:
 	free(logs);
 	free(st);
 	sbx_bpf__destroy(skel);
-	btf__free(kernel);
 	return err;
 }
 

@@ -280,7 +280,7 @@ static void test_deny_beats_allow_at_same_place(void **state)
 
 /*
  * A component end's hits keep the rule ids of earlier component ends in
- * the walk's state (fs_rule_fold): an id is read only for a flag hit at
+ * the walk's state (fs_state.hit): an id is read only for a flag hit at
  * the same end. A read rule above and an any-depth write rule below, and
  * the other way round, each keep their own id.
  */

@@ -92,10 +92,14 @@ static struct picked *pick(struct kbtf *k)
 {
 	static struct picked p;
 
+	struct hook_index ix;
+
 	memset(&p, 0, sizeof(p));
 	p.skel = sbx_bpf__open();
 	assert_non_null(p.skel);
-	assert_int_equal(hooks__select(p.skel->obj, k->btf, &p.picks, &p.gaps), 0);
+	assert_int_equal(hooks__index(k->btf, &ix), 0);
+	assert_int_equal(hooks__select(p.skel->obj, k->btf, &ix, &p.picks, &p.gaps), 0);
+	hooks__index_free(&ix);
 	return &p;
 }
 
