@@ -308,9 +308,15 @@ SBX_SHARED volatile __u32 nest_set;
  */
 SBX_SHARED volatile __u64 rare_loop_flags;
 #define rare_loop(n, cb, ctx)	bpf_loop((n), (cb), (ctx), rare_loop_flags)
-/* Coalescing window and per-sandbox record rate (0: off); set by whoever loads the programs. */
+/*
+ * Coalescing window and per-sandbox record rate, as the time one record
+ * stands for (1 s / records per second; 0: off); set by whoever loads the
+ * programs. Not the rate itself: a division by it would be a rewrite of
+ * its own (a zero check) in every program.
+ */
 SBX_SHARED volatile __u64 coalesce_ns;
-SBX_SHARED volatile __u32 rate_per_s, rate_burst;
+SBX_SHARED volatile __u64 rate_interval_ns;
+SBX_SHARED volatile __u32 rate_burst;
 /* The last sequence number given to a record (atomically). */
 SBX_SHARED volatile __u64 ev_seq;
 
@@ -446,6 +452,19 @@ static __always_inline void stat_inc(__u32 idx)
 enum { IN_NO_SANDBOX = 0, IN_ENFORCING, IN_AUDIT_ONLY };
 
 #ifdef SBX_DEFINE_MAPS
+/*
+ * The sandboxes entry of cgroup @id, for the paths that are rare (the
+ * functions below that judge no call themselves): one lookup instruction
+ * for all of them. The verifier rewrites every inlined hash lookup, and
+ * each rewrite copied the program's per-instruction data (6.1: some
+ * 280,000 instructions, in every program). The lookups of the judged
+ * calls' common path (judge_own_cgroup, chain_level) stay inline.
+ */
+static __noinline struct sbx_sandbox *sandbox_at(__u64 id)
+{
+	return bpf_map_lookup_elem(&sandboxes, &id);
+}
+
 /* What a walk over the task's cgroup levels looks for (sandbox_level), and what it found. */
 struct level_scan {
 	__u32 arming;	/* 1: a sandbox arming (sbx_arming_here); 0: one in force (sbx_sandboxed) */
@@ -469,7 +488,7 @@ static long sandbox_level(__u32 i, void *ctx)
 
 	if (!id)
 		return 1;	/* past the task's own cgroup */
-	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	sb = sandbox_at(id);
 	if (!sb)
 		return 0;
 	if (w->arming) {
@@ -499,7 +518,7 @@ __noinline int sbx_arming_here(void)
 	struct level_scan w = { .arming = 1 };
 
 	/* The levels the two walks below look at: the task's own cgroup, its ancestors. */
-	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	sb = sandbox_at(id);
 	if (sb && (sb->flags & SBX_SANDBOX_ARMING))
 		return 1;
 	if (rare_loop(SBX_CGROUP_MAX_LEVELS - 1, sandbox_level, &w) < 0)
@@ -582,7 +601,7 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 		goto outside;
 	/* Without nesting, most judged tasks sit in the sandbox cgroup itself: one lookup. */
 	id = self;
-	sb = nest_set ? NULL : bpf_map_lookup_elem(&sandboxes, &id);
+	sb = nest_set ? NULL : sandbox_at(id);
 	if (sb && !(sb->flags & SBX_SANDBOX_ARMING)) {
 		sb_copy(chain_one(c, id), sb);
 		return 1;
@@ -641,7 +660,7 @@ __noinline int sbx_sandboxed(void)
 		return IN_NO_SANDBOX;
 	if (scope_set && bpf_current_task_under_cgroup(&scope, 0) == 0)
 		goto outside;
-	sb = bpf_map_lookup_elem(&sandboxes, &self);
+	sb = sandbox_at(self);
 	if (sb && !(sb->flags & SBX_SANDBOX_ARMING)) {
 		if (!(sb->flags & SBX_SANDBOX_AUDIT))
 			return IN_ENFORCING;
@@ -1057,30 +1076,20 @@ __noinline int sbx_event_key(struct sbx_event *ev)
 	return 0;
 }
 
-/* @ev's coalescing slot (its key's). */
-static __always_inline struct sbx_coalesce_slot *coalesce_slot(const struct sbx_event *ev)
-{
-	__u32 idx = ev->key & (SBX_COALESCE_SLOTS - 1);
-
-	return bpf_map_lookup_elem(&coalesce, &idx);
-}
-
 /*
  * Before the rate limit: -1 if @ev repeats the violation whose record
- * opened its slot's window less than coalesce_ns ago (counted there, no
+ * opened its slot @c's window less than coalesce_ns ago (counted there, no
  * record). Otherwise ev->repeat is @ev plus the ones coalesced since this
  * kind's last record, which go with it, sent or throttled; returns 1 if
  * the slot is this kind's, 0 if not.
  */
-__noinline int sbx_coalesce_in(struct sbx_event *ev)
+__noinline int sbx_coalesce_in(struct sbx_event *ev, struct sbx_coalesce_slot *c)
 {
-	struct sbx_coalesce_slot *c;
 	int own;
 
 	if (!ev)
 		return 0;
 	ev->repeat = 1;
-	c = coalesce_slot(ev);
 	if (!c)
 		return 0;
 	own = c->key == ev->key;
@@ -1095,19 +1104,15 @@ __noinline int sbx_coalesce_in(struct sbx_event *ev)
 }
 
 /*
- * After the rate limit let @ev through: its slot's window opens now; a
- * slot that was another kind's (@own 0) becomes this one's, and what that
- * kind had pending loses its detail, not its number.
+ * After the rate limit let @ev through: the window of its slot @c opens
+ * now; a slot that was another kind's (@own 0) becomes this one's, and
+ * what that kind had pending loses its detail, not its number.
  */
-__noinline int sbx_coalesce_open(struct sbx_event *ev, int own)
+__noinline int sbx_coalesce_open(struct sbx_event *ev, struct sbx_coalesce_slot *c, int own)
 {
-	struct sbx_coalesce_slot *c;
 	__u64 n;
 
-	if (!ev)
-		return 0;
-	c = coalesce_slot(ev);
-	if (!c)
+	if (!ev || !c)
 		return 0;
 	c->since_ns = ev->ts_ns;
 	if (!own) {
@@ -1145,11 +1150,11 @@ static __noinline void send_throttled(__u64 cgid, __u64 n, __u64 now, __u32 verd
 /* 1 if the sandbox's record rate is used up: @ev is withheld and counted. */
 __noinline int sbx_throttled(struct sbx_event *ev)
 {
-	__u64 cgid, interval, tat, n, now;
+	__u64 cgid, interval = rate_interval_ns, tat, n, now;
 	struct sbx_throttle_slot *t;
-	__u32 idx, rate = rate_per_s, burst = rate_burst;
+	__u32 idx, burst = rate_burst;
 
-	if (!ev || !rate)
+	if (!ev || !interval)
 		return 0;
 	cgid = ev->sandbox_cgroup_id;
 	now = ev->ts_ns;
@@ -1164,7 +1169,6 @@ __noinline int sbx_throttled(struct sbx_event *ev)
 		t->cgid = cgid;
 		t->tat_ns = 0;
 	}
-	interval = 1000000000ULL / rate;
 	tat = t->tat_ns > now ? t->tat_ns : now;
 	if (tat - now > (__u64)(burst ? burst - 1 : 0) * interval) {
 		__sync_fetch_and_add(&t->suppressed, ev->repeat);
@@ -1230,18 +1234,22 @@ __noinline int sbx_count_for_sandbox(struct sbx_event *ev)
  */
 static __noinline void send_record(struct sbx_event *ev)
 {
+	struct sbx_coalesce_slot *c;
 	__u64 size;
+	__u32 idx;
 	int own;
 
 	stat_inc(SBX_STAT_VIOLATIONS);
 	sbx_count_for_sandbox(ev);
 	sbx_event_key(ev);
-	own = sbx_coalesce_in(ev);
+	idx = ev->key & (SBX_COALESCE_SLOTS - 1);
+	c = bpf_map_lookup_elem(&coalesce, &idx);
+	own = sbx_coalesce_in(ev, c);
 	if (own < 0)
 		return;
 	if (sbx_throttled(ev))
 		return;	/* no window opens: what follows a throttled record is judged afresh */
-	sbx_coalesce_open(ev, own);
+	sbx_coalesce_open(ev, c, own);
 	ev->seq = __sync_fetch_and_add(&ev_seq, 1) + 1;
 	if (ev->flags & SBX_EV_PATH2)
 		size = offsetof(struct sbx_event, path2) + (ev->path2_len & (SBX_PATH_MAX - 1)) + 1;

@@ -492,7 +492,7 @@ struct sbx_sandbox_stats {
  * the slot over, and a pending count it finds goes to SBX_STAT_UNREPORTED.
  *
  * throttle: per sandbox (direct-mapped by the sandbox's cgroup id), a
- * token bucket of rate_per_s records per second, rate_burst at once; a
+ * token bucket of one record per rate_interval_ns, rate_burst at once; a
  * record over it is withheld and its violations added to suppressed; the
  * next record that passes is preceded by a SBX_OP_THROTTLED record with
  * that count, and the consumer sends one when the sandbox falls silent.

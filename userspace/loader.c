@@ -852,7 +852,7 @@ void loader__set_event_limits(struct sbx_loader *l, __u64 coalesce_ns, __u32 rat
 {
 	__atomic_store_n(&l->bss->coalesce_ns, coalesce_ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->bss->rate_burst, burst, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->bss->rate_per_s, rate, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->bss->rate_interval_ns, rate ? 1000000000ULL / rate : 0, __ATOMIC_RELAXED);
 }
 
 __u64 loader__coalesce_ns(const struct sbx_loader *l)
