@@ -453,12 +453,14 @@ enum { IN_NO_SANDBOX = 0, IN_ENFORCING, IN_AUDIT_ONLY };
 
 #ifdef SBX_DEFINE_MAPS
 /*
- * The sandboxes entry of cgroup @id, for the paths that are rare (the
- * functions below that judge no call themselves): one lookup instruction
- * for all of them. The verifier rewrites every inlined hash lookup, and
- * each rewrite copied the program's per-instruction data (6.1: some
- * 280,000 instructions, in every program). The lookups of the judged
- * calls' common path (judge_own_cgroup, chain_level) stay inline.
+ * The sandboxes entry of cgroup @id: one lookup instruction for the
+ * functions below but chain_level. The verifier rewrites every inlined hash
+ * lookup, and each rewrite copied the program's per-instruction data (6.1:
+ * some 280,000 instructions, in every program). Most of them run on rare
+ * paths; sbx_current_chain's first lookup is also a judged connect's or
+ * send's (judge_inet), which pays a call for it: a few instructions, on a
+ * connect of 15,000 or more. The file hooks' common path looks up in
+ * judge_own_cgroup, and a walk over levels in chain_level, both inline.
  */
 static __noinline struct sbx_sandbox *sandbox_at(__u64 id)
 {
@@ -622,6 +624,12 @@ __noinline int sbx_current_chain(struct sbx_chain *c)
 		}
 	if (c->n)
 		return c->n;
+	/*
+	 * The walk failed: not "outside" (judge_inet would let the call go),
+	 * nothing cached; every caller denies on overflow.
+	 */
+	if (c->overflow)
+		return 1;
 	if (arming_set && sbx_arming_here())
 		return 0;	/* outside for now, but not for the cache */
 outside:

@@ -110,7 +110,7 @@ bool loader__sandbox_quiet(struct sbx_loader *l, __u64 cgid);
 int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid);
 /*
  * Drop the counters of every sandbox no longer in place: a call that began
- * before a removal and counts after it makes them again (count_for_sandbox),
+ * before a removal and counts after it makes them again (sbx_count_for_sandbox),
  * and nothing else would; left, they fill the map and new sandboxes go
  * uncounted. 0 or -errno.
  */
