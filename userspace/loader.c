@@ -977,9 +977,10 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 
 	*out = NULL;
 	*nr = 0;
+	err = skel ? 0 : -errno;	/* before the free, which may set errno */
 	btf__free(kernel);
-	if (!skel)
-		return -errno;
+	if (err)
+		return err;
 	bpf_object__for_each_program(prog, skel->obj)
 		n += bpf_program__autoload(prog);
 	st = calloc(n ? n : 1, sizeof(*st));
