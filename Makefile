@@ -42,7 +42,7 @@ BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 
 # The enforcement programs: one object linked from several files (sandbox.h).
 SBX_PARTS  := fs net task
-BPF_PROGS  := sbx probe
+BPF_PROGS  := sbx probe shared
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
 CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c userspace/lifecycle.c userspace/daemon.c userspace/attach.c \
@@ -97,10 +97,24 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@ 2>$@.log || { cat $@.log >&2; exit 1; }
 	$(Q)grep -v 'skipping unrecognized data section.*\.sbx\.hooks' $@.log >&2 || true
 
-# Which build of the programs a pinned set is (loader.c meta): hashed once here, not at every start.
-$(BUILD)/sbx.objhash.h: $(BUILD)/sbx.bpf.o
+# Where the enforcement object's .bss has the filter, for the extension object that reads it
+# through that very map (bpf/shared.bpf.c): from the object's BTF, the offset of fs_filter in
+# its DATASEC .bss. No such variable: no header, and the build stops.
+$(BUILD)/sbx_bss_layout.h: $(BUILD)/sbx.bpf.o
 	$(call msg,GEN,$@)
-	$(Q)echo "#define SBX_OBJECT_HASH 0x$$(sha256sum $< | cut -c1-16)ULL" >$@
+	$(Q)off=$$($(BPFTOOL) btf dump file $< format raw | awk '/^\[/ { sec = ($$2 == "DATASEC" && $$3 == "'"'"'.bss'"'"'") } \
+		sec && /\(VAR .fs_filter.\)/ { for (i = 1; i <= NF; i++) if ($$i ~ /^offset=/) { sub(/offset=/, "", $$i); print $$i } }'); \
+	[ -n "$$off" ] || { echo "$@: no fs_filter in $<'s .bss" >&2; exit 1; }; \
+	echo "#define SBX_BSS_FS_FILTER_OFFSET $$off" >$@
+
+$(BUILD)/shared.bpf.o: bpf/shared.bpf.c $(BUILD)/sbx_bss_layout.h | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -I$(BUILD) -c $< -o $@
+
+# Which build of the programs a pinned set is (loader.c meta): hashed once here, not at every start.
+$(BUILD)/sbx.objhash.h: $(BUILD)/sbx.bpf.o $(BUILD)/shared.bpf.o
+	$(call msg,GEN,$@)
+	$(Q)echo "#define SBX_OBJECT_HASH 0x$$(cat $^ | sha256sum | cut -c1-16)ULL" >$@
 
 # --- userspace ----------------------------------------------------------------
 $(BUILD)/obj/%.o: userspace/%.c $(SKELS) | $(BUILD)/obj

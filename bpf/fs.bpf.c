@@ -89,7 +89,6 @@
 #define ATTR_SIZE	(1 << 3)
 #define ATTR_ATIME	(1 << 4)
 #define ATTR_MTIME	(1 << 5)
-#define MNT_NS_INTERNAL	((void *)(long)-EINVAL)	/* fs/mount.h: kern_mount()ed */
 
 #define S_IFMT		00170000
 #define S_IFBLK		0060000
@@ -125,319 +124,11 @@ char LICENSE[] SEC("license") = "GPL";
 /* sbx_abi.h's filter of fs_rules keys: written by userspace before each key (loader__put_fs_rule). */
 volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
 
+#define SBX_FS_MATCH_STUB	/* the extension's in use (shared.bpf.c) */
 #include "fs_match.h"
 
-/* --- where an object is: dentry + mount → absolute path --------------------- */
-
-/*
- * Set by the loader before loading when the kernel has bpf_rdonly_cast
- * (6.2+): the walk then reads dentries and mounts with plain loads (one BPF
- * instruction each; the JIT adds an address check and an exception-table
- * entry, so a load that faults reads 0) instead of one
- * bpf_probe_read_kernel call per step (about 100 instructions under
- * icount). A constant to the verifier, so each kernel verifies one of the
- * two ways only, and 6.1 never reaches the kfunc call (libbpf leaves a
- * weak kfunc the kernel lacks as a call the verifier allows in dead code).
- */
-const volatile bool plain_loads = false;
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
-/* @p (a number or any pointer) as a read-only, untrusted pointer to @type: the verifier makes it a move. */
-#define AS_KERNEL(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
-
-/*
- * @p, trusted (a hook's argument, the current task), as a pointer to read
- * its fields through. For every load from a trusted pointer, at every
- * state it checks the load in, the verifier (6.4+) looks up four type names
- * ("file__safe_trusted" and the like); 6.12 by a linear scan of the
- * kernel's BTF, 1.7 ms each under icount: 46 % of its verifying. Through
- * an untrusted copy (bpf_rdonly_cast, which it makes a move) it looks up
- * none. The loads are the same plain loads, and nothing read this way goes
- * to a helper. 6.1 has neither the lookups nor the kfunc.
- */
-#define UNTRUSTED(type, p) (plain_loads ? AS_KERNEL(type, p) : (type *)(p))
-
-enum walk_state { WALK_RUNNING, WALK_DONE, WALK_UNRESOLVED, WALK_DETACHED };
-
-/*
- * A mount's parent, mountpoint and root dentry. They sit side by side in
- * struct mount (mnt_parent, mnt_mountpoint, then the vfsmount whose first
- * field is mnt_root): without plain loads, one helper call per mount of a
- * walk reads all three.
- */
-struct mount_link {
-	struct mount *parent;
-	struct dentry *mountpoint;
-	struct dentry *root;
-};
-
-struct up_walk {
-	struct dentry *d;
-	struct mount *m;
-	struct mount_link ml;	/* m's, read once per mount */
-	char *buf;		/* struct sbx_scratch.walk */
-	__u32 pos;		/* the path built so far is buf[pos..SBX_PATH_MAX) */
-	__u32 state;
-};
-
-#define SBX_INLINE_NAME	32	/* DNAME_INLINE_LEN is at least this on 64-bit */
-
-/*
- * d_parent, d_name, d_inode and the inline name store as they sit in struct
- * dentry: without plain loads, one helper call for a whole step of the
- * walk. Short names live in the store (d_name.name points there); only the
- * first SBX_INLINE_NAME bytes of it are read (6.8+ keeps up to 39 bytes
- * there: longer ones are read as a long name is).
- */
-struct dentry_link {
-	struct dentry *parent;
-	__u32 hash, len;	/* struct qstr */
-	const unsigned char *name;
-	void *inode;
-	unsigned char iname[SBX_INLINE_NAME];
-};
-
-/* Do d_parent, d_name and d_inode sit as struct dentry_link has them (CO-RE; true from 2.6 to 7.x)? */
-static __always_inline bool dentry_link_layout(void)
-{
-	__u32 parent_off = bpf_core_field_offset(struct dentry, d_parent);
-
-	return bpf_core_field_offset(struct dentry, d_name) == parent_off + 8 &&
-	       bpf_core_field_offset(struct dentry, d_inode) == parent_off + 24;
-}
-
-/* Where @d's inline name store is, given dentry_link_layout(). */
-static __always_inline const unsigned char *inline_store(struct dentry *d)
-{
-	return (const unsigned char *)d + bpf_core_field_offset(struct dentry, d_parent) +
-	       offsetof(struct dentry_link, iname);
-}
-
-/*
- * Parent and name of @d; *@inline_name when the name is in the store:
- * copied into @l->iname without plain loads, to be read in place with
- * them (up_step). Without the layout, three reads and no inline name.
- */
-static __always_inline int dentry_link(struct dentry *d, struct dentry_link *l, bool *inline_name)
-{
-	bool layout = dentry_link_layout();
-
-	*inline_name = false;
-	if (plain_loads) {
-		/* No dentry has a NULL parent (the root is its own): NULL is a load that faulted. */
-		l->parent = d->d_parent;
-		l->len = d->d_name.len;
-		l->name = d->d_name.name;
-		/* The address says it: the name is in the store. */
-		*inline_name = layout && l->name == inline_store(d) && l->len < SBX_INLINE_NAME;
-		return l->parent ? 0 : -1;
-	}
-	if (layout) {
-		if (bpf_probe_read_kernel(l, sizeof(*l), (void *)d + bpf_core_field_offset(struct dentry, d_parent)))
-			return -1;
-		*inline_name = l->name == inline_store(d) && l->len < SBX_INLINE_NAME;
-		return 0;
-	}
-	/* A failed read fails the walk, as in mount_link. */
-	if (bpf_core_read(&l->parent, sizeof(l->parent), &d->d_parent) ||
-	    bpf_core_read(&l->len, sizeof(l->len), &d->d_name.len) ||
-	    bpf_core_read(&l->name, sizeof(l->name), &d->d_name.name))
-		return -1;
-	return 0;
-}
-
-/* @m's struct mount_link (the layout checked with CO-RE, else three reads): 0, or -1 if a read failed. */
-static __always_inline int mount_link(struct mount *m, struct mount_link *ml)
-{
-	__u32 parent_off = bpf_core_field_offset(struct mount, mnt_parent);
-	__u32 point_off = bpf_core_field_offset(struct mount, mnt_mountpoint);
-	__u32 root_off = bpf_core_field_offset(struct mount, mnt.mnt_root);
-
-	if (plain_loads) {	/* none of the three is ever NULL: NULL is a load that faulted */
-		ml->parent = m->mnt_parent;
-		ml->mountpoint = m->mnt_mountpoint;
-		ml->root = m->mnt.mnt_root;
-		return ml->parent && ml->mountpoint && ml->root ? 0 : -1;
-	}
-	if (point_off == parent_off + 8 && root_off == parent_off + 16)
-		return bpf_probe_read_kernel(ml, sizeof(*ml), (void *)m + parent_off) ? -1 : 0;
-	/* A failed read fails the walk: a NULL parent would end it early, at a truncated path. */
-	if (bpf_core_read(&ml->parent, sizeof(ml->parent), &m->mnt_parent) ||
-	    bpf_core_read(&ml->mountpoint, sizeof(ml->mountpoint), &m->mnt_mountpoint) ||
-	    bpf_core_read(&ml->root, sizeof(ml->root), &m->mnt.mnt_root))
-		return -1;
-	return 0;
-}
-
-struct mnt_namespace___seq {
-	__u64 seq;
-} __attribute__((preserve_access_index));
-
-struct mnt_namespace___anon {
-	bool is_anon;
-} __attribute__((preserve_access_index));
-
-/*
- * Is the top mount of a walk the root of a real mount namespace? A tree cut
- * loose (umount -l: no namespace) or made with open_tree(OPEN_TREE_CLONE) or
- * fsmount (an anonymous namespace) would let its files be named by any path
- * the cloner likes: such paths are not judged but denied. Kernels tell an
- * anonymous namespace by its sequence number 0 (up to 6.x), or by is_anon
- * (7.x, which has no seq any more); a kernel with neither cannot be told
- * apart: every such walk is unresolvable, denied.
- */
-static __always_inline bool attached(struct mount *m)
-{
-	struct mnt_namespace *ns;
-
-/* @ns is not anonymous, its fields read with @rd (a direct load or BPF_CORE_READ). */
-#define NS_NAMED(ns, rd)									\
-	(bpf_core_field_exists(struct mnt_namespace___anon, is_anon) ?				\
-		!rd((struct mnt_namespace___anon *)(ns), is_anon) :				\
-	 bpf_core_field_exists(struct mnt_namespace___seq, seq) ?				\
-		rd((struct mnt_namespace___seq *)(ns), seq) != 0 : false)
-#define NS_LOAD(p, f)	((p)->f)
-
-	/*
-	 * Most walks end at the root of the task's own namespace: then ns is
-	 * the task's, reached through the task's own BTF pointers (direct
-	 * loads), not two helper calls. The same test on the same namespace.
-	 */
-	ns = UNTRUSTED(struct task_struct, bpf_get_current_task_btf())->nsproxy->mnt_ns;
-	if ((void *)ns->root == (void *)m && ns->root->mnt_ns == ns)
-		return NS_NAMED(ns, NS_LOAD);
-	ns = BPF_CORE_READ(m, mnt_ns);
-	return ns && NS_NAMED(ns, BPF_CORE_READ);
-#undef NS_LOAD
-#undef NS_NAMED
-}
-
-/*
- * An inline name (@len < SBX_INLINE_NAME bytes) to @dst, 8 bytes at a time:
- * the last word runs past the name into what the walk wrote before it (the
- * rest of the path), so those 8 bytes are kept and put back. The walk
- * buffer extends well past SBX_PATH_MAX, so the words stay inside it.
- */
-static __always_inline void copy_name(char *dst, const unsigned char *name, __u32 len)
-{
-	__u64 keep = *(__u64 *)(dst + len);
-
-#pragma unroll
-	for (int k = 0; k < SBX_INLINE_NAME; k += 8)
-		if (k < len)
-			*(__u64 *)(dst + k) = *(const __u64 *)(name + k);
-	*(__u64 *)(dst + len) = keep;
-}
-
-/* One step up: a component, or a mount crossing. */
-static long up_step(__u32 i, void *ctx)
-{
-	struct up_walk *w = ctx;
-	struct dentry *d = w->d;
-	struct mount *m = w->m, *up;
-	struct dentry_link l;
-	bool inline_name;
-
-	if (dentry_link(d, &l, &inline_name)) {
-		w->state = WALK_UNRESOLVED;
-		return 1;
-	}
-	if (d == w->ml.root || d == l.parent) {
-		if (d != w->ml.root) {	/* not beneath its mount's root */
-			w->state = WALK_DETACHED;
-			return 1;
-		}
-		up = w->ml.parent;
-		if (!up || up == m) {	/* the root of a mount tree */
-			w->state = attached(m) ? WALK_DONE : WALK_UNRESOLVED;
-			return 1;
-		}
-		w->d = w->ml.mountpoint;
-		w->m = up;
-		if (mount_link(up, &w->ml)) {
-			w->state = WALK_UNRESOLVED;
-			return 1;
-		}
-		return 0;
-	}
-	if (l.len > SBX_NAME_MAX || l.len + 2 > w->pos) {	/* keep pos >= 1: at most 4095 bytes */
-		w->state = WALK_UNRESOLVED;
-		return 1;
-	}
-	w->pos -= l.len;
-	if (inline_name && plain_loads) {
-		/* Through @d, whose type spans the store: l.name is typed as one byte. */
-		copy_name(w->buf + (w->pos & (SBX_PATH_MAX - 1)), inline_store(d), l.len);
-	} else if (inline_name) {
-		copy_name(w->buf + (w->pos & (SBX_PATH_MAX - 1)), l.iname, l.len);
-	} else if (bpf_probe_read_kernel(w->buf + (w->pos & (SBX_PATH_MAX - 1)),
-					 l.len & SBX_NAME_MAX, l.name)) {
-		w->state = WALK_UNRESOLVED;
-		return 1;
-	}
-	w->pos--;
-	w->buf[w->pos & (SBX_PATH_MAX - 1)] = '/';
-	w->d = l.parent;
-	return 0;
-}
-
-enum resolve_result { PATH_RESOLVED, PATH_NOT_IN_TREE, PATH_UNRESOLVED, PATH_DETACHED };
-
-/*
- * Build the absolute path of dentry @d under mount @m (kernel addresses as
- * numbers, read as plain_loads says) in @walk (start, len), and copy it to @out (SBX_PATH_MAX
- * bytes) with its length in *@out_len unless @out is NULL. A global
- * function, so the verifier checks it once per program rather than at every
- * call site.
- */
-__attribute__((noinline)) int resolve_in(__u64 d, __u64 m, struct walk_buf *walk,
-					  struct sbx_path *out, __u32 *out_len)
-{
-	struct up_walk w = { .pos = SBX_PATH_MAX };
-	struct mount *mnt;
-	__u32 len;
-
-	if (!walk)
-		return PATH_UNRESOLVED;
-	walk->len = 0;
-	walk->start = 0;
-	if (out && out_len) {
-		*out_len = 0;
-		out->s[0] = '\0';
-	}
-	w.buf = walk->b;
-	if (plain_loads) {
-		mnt = AS_KERNEL(struct mount, m);
-		w.d = AS_KERNEL(struct dentry, d);
-		if ((void *)mnt->mnt_ns == MNT_NS_INTERNAL)
-			return PATH_NOT_IN_TREE;
-	} else {
-		mnt = (struct mount *)m;
-		w.d = (struct dentry *)d;
-		if (BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL)
-			return PATH_NOT_IN_TREE;
-	}
-	w.m = mnt;
-	if (mount_link(mnt, &w.ml))
-		return PATH_UNRESOLVED;
-	bpf_loop(SBX_WALK_MAX, up_step, &w, 0);
-	if (w.state != WALK_DONE)
-		return w.state == WALK_DETACHED ? PATH_DETACHED : PATH_UNRESOLVED;
-	if (w.pos == SBX_PATH_MAX) {	/* the root itself */
-		w.pos--;
-		walk->b[w.pos & (SBX_PATH_MAX - 1)] = '/';
-	}
-	len = SBX_PATH_MAX - w.pos;
-	walk->start = w.pos & (SBX_PATH_MAX - 1);
-	walk->len = len;
-	if (!out || !out_len)
-		return PATH_RESOLVED;
-	if (bpf_probe_read_kernel(out->s, len & (SBX_PATH_MAX - 1), walk->b + walk->start))
-		return PATH_UNRESOLVED;
-	out->s[len & (SBX_PATH_MAX - 1)] = '\0';
-	*out_len = len;
-	return PATH_RESOLVED;
-}
+/* --- where an object is: dentry + mount → absolute path (resolve.h) ------- */
+#include "resolve.h"
 
 /* The path last built in @walk into the event's first path (for sending it). */
 static __always_inline void walk_to_event(struct walk_buf *walk, struct sbx_event *ev)
@@ -465,7 +156,7 @@ static __always_inline int resolve(struct dentry *d, struct vfsmount *mnt, struc
 	*(volatile __u64 *)&walk->arg_m = (__u64)mnt;
 	return resolve_in(*(volatile __u64 *)&walk->arg_d,
 			  *(volatile __u64 *)&walk->arg_m - bpf_core_field_offset(struct mount, mnt), walk,
-			  (struct sbx_path *)out, out_len);
+			  (struct sbx_path *)out, (struct sbx_path_len *)out_len);
 }
 
 /* The same for an open file (a hook's argument: its fields are plain loads). */
@@ -1285,7 +976,7 @@ static long sb_mount_step(__u32 i, void *ctx)
 		w->pos = BPF_CORE_READ(mc, mnt_next_for_sb);
 	}
 	res = resolve_in(w->d, (__u64)m, &w->s->walk, (struct sbx_path *)w->s->ev.path,
-			 &w->s->ev.path_len);
+			 (struct sbx_path_len *)&w->s->ev.path_len);
 	if (res == PATH_NOT_IN_TREE)
 		return 0;
 	w->in_tree++;

@@ -43,7 +43,7 @@ struct fs_walk {
 	struct fs_state *st;	/* the caller's, in map memory */
 };
 
-#ifndef SBX_FS_MATCH_EXTERN
+#if !defined(SBX_FS_MATCH_EXTERN) && !defined(SBX_FS_MATCH_STUB)
 /* All ones when @cond (0 or 1) is set: lets merges be arithmetic, not branches. */
 #define FS_MASK(cond)	(-(__u32)(cond))
 
@@ -277,12 +277,20 @@ static long fs_walk_step(__u32 i, void *ctx)
 /*
  * Judge @p (@len bytes, absolute, normalised, no trailing slash but "/")
  * under @policy_id; the verdict is left in @st->v. @st is the caller's,
- * in map memory (fs_verdict.h says why). A global function, verified once
- * per program. Reads start allowed, writes start denied
- * (SBX_RULE_DEFAULT_WRITE). A path that cannot be judged denies everything.
+ * in map memory (fs_verdict.h says why). Reads start allowed, writes start
+ * denied (SBX_RULE_DEFAULT_WRITE). A path that cannot be judged denies
+ * everything. In the enforcement programs, a stand-in (SBX_FS_MATCH_STUB)
+ * that the loader replaces with this, verified once in the extension
+ * object (shared.bpf.c, SBX_EXTENSION); elsewhere (the host's tests), a
+ * global function.
  */
+#ifdef SBX_EXTENSION
+SEC("freplace/fs_match")
+int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_state *st)
+#else
 __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id,
 					__u32 mask, struct fs_state *st)
+#endif
 {
 	const char *path = p ? p->s : NULL;
 	struct fs_walk w;
@@ -314,7 +322,25 @@ __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 poli
 	return 0;
 }
 
+#elif defined(SBX_FS_MATCH_STUB)
+/*
+ * The enforcement object's fs_match: a stand-in the loader replaces with
+ * the extension's before any program is attached (loader.c shared_attach).
+ * Until then, and if it never is, every path is denied everything, as one
+ * that cannot be judged. Opaque to the compiler, which must neither drop
+ * an argument nor assume what it writes.
+ */
+__attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id,
+					__u32 mask, struct fs_state *st)
+{
+	int r = 0;
+
+	asm volatile("" : "+r"(r) : "r"(p), "r"(len), "r"(policy_id), "r"(mask), "r"(st) : "memory");
+	if (st)
+		st->v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, 0 };
+	return r;
+}
 #else
 int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_state *st);
-#endif /* SBX_FS_MATCH_EXTERN */
+#endif /* SBX_FS_MATCH_EXTERN, SBX_FS_MATCH_STUB */
 #endif /* SBX_FS_MATCH_H */

@@ -55,4 +55,40 @@ struct fs_state {
 	struct fs_verdict hit;
 };
 
+/*
+ * Paths are built backwards into b[start, SBX_PATH_MAX) and matched in place
+ * (the matcher reads SBX_PATH_MAX bytes from b + start, hence the size); they
+ * are copied into the event only when one is sent.
+ */
+struct walk_buf {
+	__u32 start;
+	__u32 len;
+	__u64 arg_d, arg_m;	/* fs.bpf.c resolve(): its pointers, made numbers */
+	char b[2 * SBX_PATH_MAX + SBX_NAME_MAX + 1];
+};
+
+/*
+ * A path's length, as resolve_in writes it: a struct, because the kernel
+ * matches an extension's pointer arguments to its target's only when they
+ * point to structs of the same name (btf_check_type_match).
+ */
+struct sbx_path_len {
+	__u32 n;
+};
+
+/*
+ * The rules the matcher reads, defined (@storage empty) or declared
+ * (extern) by the enforcement object's files (sandbox.h), and defined by
+ * the extension object (shared.bpf.c), which the loader gives the
+ * enforcement object's map.
+ */
+#define SBX_FS_RULES_MAP(storage)					\
+	storage struct {						\
+		__uint(type, BPF_MAP_TYPE_HASH);			\
+		__uint(max_entries, SBX_MAX_FS_RULES);			\
+		__uint(map_flags, BPF_F_NO_PREALLOC);			\
+		__type(key, struct sbx_fs_key);				\
+		__type(value, struct sbx_fs_rule);			\
+	} fs_rules SEC(".maps")
+
 #endif /* SBX_FS_VERDICT_H */

@@ -154,7 +154,8 @@ static __always_inline struct dns_ports current_resolver(void)
 	return r;
 }
 
-extern int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out, __u32 *out_len);
+extern int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
+		      struct sbx_path_len *out_len);
 
 /* A destination as the rules see it: 16 bytes (IPv4 mapped) and a host-order port. */
 struct net_target {
@@ -698,7 +699,8 @@ static __always_inline int judge_unix(struct sock *peer, __u32 op)
 	d = BPF_CORE_READ(u, path.dentry);
 	if (d) {
 		walk = resolve_in(ptr_value(d), ptr_value(real_mount(BPF_CORE_READ(u, path.mnt))),
-				  &j.s->walk, (struct sbx_path *)j.s->ev.path, &j.s->ev.path_len);
+				  &j.s->walk, (struct sbx_path *)j.s->ev.path,
+				  (struct sbx_path_len *)&j.s->ev.path_len);
 		if (walk)
 			j.s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
 	} else {

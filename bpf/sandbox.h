@@ -79,18 +79,6 @@ static __always_inline int lsm_verdict(int verdict)
 #define EINVAL		22
 
 /*
- * Paths are built backwards into b[start, SBX_PATH_MAX) and matched in place
- * (the matcher reads SBX_PATH_MAX bytes from b + start, hence the size); they
- * are copied into the event only when one is sent.
- */
-struct walk_buf {
-	__u32 start;
-	__u32 len;
-	__u64 arg_d, arg_m;	/* fs.bpf.c resolve(): its pointers, made numbers */
-	char b[2 * SBX_PATH_MAX + SBX_NAME_MAX + 1];
-};
-
-/*
  * What a judging call reads of a sandbox's entry, copied with the lookup
  * that found it: an entry replaced or deleted while the call runs may be
  * reused at once for another cgroup (`sandboxes` is preallocated), so the
@@ -202,13 +190,7 @@ SBX_SHARED struct {
 	__type(value, struct sbx_sandbox);
 } sandboxes SEC(".maps");
 
-SBX_SHARED struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SBX_MAX_FS_RULES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct sbx_fs_key);
-	__type(value, struct sbx_fs_rule);
-} fs_rules SEC(".maps");
+SBX_FS_RULES_MAP(SBX_SHARED);
 
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

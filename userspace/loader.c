@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "extension.h"
 #include "hooks.h"
 #include "loader.h"
 #include "sbx.objhash.h"
@@ -28,6 +29,11 @@
 #include "util.h"
 #include "sbx.skel.h"
 #include "probe.skel.h"
+#include "shared.skel.h"
+
+/* The extension object reads the filter through the enforcement object's .bss (bpf/shared.bpf.c). */
+_Static_assert(offsetof(struct sbx_bpf__bss, fs_filter) == offsetof(struct shared_bpf__bss, sbx_bss.fs_filter),
+	       "shared.bpf.c's view of the .bss puts the filter where sbx.bpf.o has it");
 
 /* The DNS steering programs, attached per sandbox cgroup. */
 #define NR_STEER	LOADER_NR_STEER
@@ -53,8 +59,17 @@ static const char *const steer_names[NR_STEER] = {
 	"net_recvmsg4", "net_recvmsg6", "net_getpeername4", "net_getpeername6",
 };
 
+/* What load_skel loads: the enforcement object, and its extensions in place (shared.bpf.c). */
+struct loaded {
+	struct sbx_bpf *skel;
+	struct shared_bpf *shared;
+	struct ext_links ext;
+};
+
 struct sbx_loader {
 	struct sbx_bpf *skel;		/* loaded here; NULL when adopted from bpffs */
+	struct shared_bpf *shared;	/* its extensions, loaded with it; NULL when adopted */
+	struct ext_links ext;		/* their links on skel's programs */
 	int fd[NR_MAPS];		/* the skeleton's (not ours to close) or opened from bpffs */
 	int steer_fd[NR_STEER];
 	struct sbx_bpf__bss *bss;	/* the skeleton's mapping, or our mmap of the pinned .bss */
@@ -81,6 +96,8 @@ static int steer_ids_in(const char *dir, const char *sub, __u64 *out, size_t max
  */
 #define STEER_SUB	"steer"
 #define ROOT_STEER_SUB	"rootsteer"
+/* The extensions' links (shared.bpf.c), one per function and program: "FUNC@PROG". */
+#define EXT_SUB		"ext"
 
 static int pin_path(char *buf, size_t sz, const char *dir, const char *kind, const char *name)
 {
@@ -473,14 +490,81 @@ static bool load_without_plain_loads(const struct btf *kernel, struct hook_gaps 
 }
 
 /*
+ * The programs of @skel that call what @x replaces are gaps, for @why: with
+ * only their stand-ins they would deny every path. -EAGAIN when some were
+ * added (load again without them), else -EINVAL (no progress: give up).
+ */
+static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_gaps *gaps, const char *why)
+{
+	struct bpf_program *prog;
+	int added = 0;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *hook = hooks__prog_hook(prog);
+
+		if (bpf_program__fd(prog) < 0 || hooks__has_gap(gaps, hook) ||
+		    !extension__calls(x->obj, skel->obj, bpf_program__name(prog)))
+			continue;
+		hooks__add_gap(gaps, hook, "its shared path code cannot load: %s", why);
+		added++;
+	}
+	return added && !gaps->dropped ? -EAGAIN : -EINVAL;
+}
+
+/*
+ * With @skel loaded: the extension object (shared.bpf.c) loaded on its maps
+ * and put in place of the stand-ins in every program of @skel that calls
+ * them, before any is attached, into @out. When the kernel refuses it, the
+ * programs that need it are gaps (shared_gaps: -EAGAIN).
+ */
+static int shared_load(struct sbx_bpf *skel, struct loaded *out, struct hook_gaps *gaps)
+{
+	struct shared_bpf *x = shared_bpf__open();
+	struct ext_links links = { .nr = 0 };
+	struct load_capture c = { .prog = "" };
+	char who[64] = "";
+	int err;
+
+	if (!x)
+		return -errno;
+	x->rodata->plain_loads = skel->rodata->plain_loads;
+	err = extension__prepare(x->obj, skel->obj);
+	if (!err) {
+		c.prev = libbpf_set_print(capture_print);
+		capture = &c;
+		err = shared_bpf__load(x);
+		capture = NULL;
+		libbpf_set_print(c.prev);
+	}
+	if (!err)
+		err = extension__attach(x->obj, skel->obj, &links, who, sizeof(who));
+	if (err) {
+		char why[HOOK_REASON_MAX];
+
+		if (who[0])
+			snprintf(why, sizeof(why), "%s cannot have it: %s", who, strerror(-err));
+		else
+			snprintf(why, sizeof(why), "%s%s%s", c.prog[0] ? c.prog : "", c.prog[0] ? ": " : "",
+				 c.reason[0] ? c.reason : strerror(-err));
+		err = shared_gaps(x, skel, gaps, why);
+		extension__unlink(&links);
+		shared_bpf__destroy(x);
+		return err;
+	}
+	out->shared = x;
+	out->ext = links;
+	return 0;
+}
+
+/*
  * Load every program this kernel takes. A program the kernel refuses is a
  * gap (with the verifier's reason), and the object is opened and loaded
  * again without it: libbpf loads an object once, all or nothing. So a
  * kernel that refuses one program costs one more load, not the others.
  * NULL with errno set when what failed is not one program (a map, the BTF).
  */
-static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *picks, unsigned flags,
-				 loader_gate_fn gate, void *arg)
+static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_picks *picks, unsigned flags,
+		     loader_gate_fn gate, void *arg)
 {
 	struct btf *kernel = btf__load_vmlinux_btf();
 	struct load_capture c;
@@ -489,7 +573,7 @@ static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *pick
 	int err = 0;
 
 	if (!kernel)
-		return NULL;
+		return -errno;
 	plain = plain_loads_wanted(kernel);
 	for (int attempt = 0; attempt <= HOOK_GAPS_MAX; attempt++) {
 		skel = open_skel(kernel, gaps, picks, plain, flags);
@@ -505,6 +589,14 @@ static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *pick
 		err = load_captured(skel, &c);
 		if (err && plain && load_without_plain_loads(kernel, gaps, picks, flags, &skel))
 			err = 0;
+		if (!err) {
+			err = shared_load(skel, out, gaps);
+			if (err == -EAGAIN) {	/* its callers are gaps now: again without them */
+				sbx_bpf__destroy(skel);
+				skel = NULL;
+				continue;
+			}
+		}
 		if (!err)
 			break;
 		if (!c.prog[0] || hooks__has_gap(gaps, hook_of(skel, c.prog)) || gaps->dropped)
@@ -516,10 +608,10 @@ static struct sbx_bpf *load_skel(struct hook_gaps *gaps, struct hook_picks *pick
 	btf__free(kernel);
 	if (err) {
 		sbx_bpf__destroy(skel);
-		errno = -err;
-		return NULL;
+		return err;
 	}
-	return skel;
+	out->skel = skel;
+	return 0;
 }
 
 int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gaps *gaps)
@@ -544,16 +636,19 @@ int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gap
 struct sbx_loader *loader__load(struct hook_picks *picks, unsigned flags, loader_gate_fn gate, void *arg)
 {
 	struct sbx_loader *l = loader_alloc();
+	struct loaded ld = { .skel = NULL };
+	int err;
 
 	if (!l)
 		return NULL;
 	l->fdj_left_out = flags & LOADER_WITHOUT_FD_JUDGING;
-	l->skel = load_skel(&l->gaps, picks, flags, gate, arg);
-	if (!l->skel) {
-		int err = errno;
-
+	err = load_skel(&ld, &l->gaps, picks, flags, gate, arg);
+	l->skel = ld.skel;
+	l->shared = ld.shared;
+	l->ext = ld.ext;
+	if (err) {
 		loader__destroy(l);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	skel_fds(l);
@@ -581,6 +676,12 @@ size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max)
 				fds[n] = fd;
 			n++;
 		}
+	}
+	/* After the hooks' links: whoever closes them in order takes the programs off first. */
+	for (size_t i = 0; i < l->ext.nr; i++) {
+		if (n < max)
+			fds[n] = bpf_link__fd(l->ext.link[i]);
+		n++;
 	}
 	return n;
 }
@@ -619,7 +720,10 @@ void loader__destroy(struct sbx_loader *l)
 			munmap(l->bss, l->bss_len);
 	}
 	fdj_release(l);
+	/* Off their hooks first: a program left with its stand-ins would deny every path. */
 	sbx_bpf__destroy(l->skel);
+	extension__unlink(&l->ext);
+	shared_bpf__destroy(l->shared);
 	free(l);
 }
 
@@ -964,32 +1068,12 @@ static void parse_verifier_log(const char *log, struct loader_prog_stats *st)
 		sscanf(p, "verification time %u usec", &st->verify_us);
 }
 
-int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
+/* Before loading @obj: the log of each program it loads into @logs, its row in @st from [@i]; the next free row. */
+static size_t stats_prepare(struct bpf_object *obj, char *logs, struct loader_prog_stats *st, size_t i)
 {
-	struct btf *kernel = btf__load_vmlinux_btf();
-	struct hook_gaps gaps = { .nr = 0 };
-	struct sbx_bpf *skel = kernel ? open_skel(kernel, &gaps, NULL, plain_loads_wanted(kernel), 0) : NULL;
-	struct loader_prog_stats *st = NULL;
 	struct bpf_program *prog;
-	char *logs = NULL;
-	size_t n = 0, i = 0;
-	int err;
 
-	*out = NULL;
-	*nr = 0;
-	err = skel ? 0 : -errno;	/* before the free, which may set errno */
-	btf__free(kernel);
-	if (err)
-		return err;
-	bpf_object__for_each_program(prog, skel->obj)
-		n += bpf_program__autoload(prog);
-	st = calloc(n ? n : 1, sizeof(*st));
-	logs = calloc(n ? n : 1, STATS_LOG_SIZE);
-	if (!st || !logs) {
-		err = -ENOMEM;
-		goto out;
-	}
-	bpf_object__for_each_program(prog, skel->obj) {
+	bpf_object__for_each_program(prog, obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
 		bpf_program__set_log_level(prog, LOG_LEVEL_STATS);
@@ -998,11 +1082,15 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 		snprintf(st[i].section, sizeof(st[i].section), "%s", bpf_program__section_name(prog));
 		i++;
 	}
-	err = sbx_bpf__load(skel);	/* loaded, never attached: nothing is enforced */
-	if (err)
-		goto out;
-	i = 0;
-	bpf_object__for_each_program(prog, skel->obj) {
+	return i;
+}
+
+/* After loading @obj: its rows from [@i] filled from the logs and the kernel; the next row. */
+static size_t stats_collect(struct bpf_object *obj, const char *logs, struct loader_prog_stats *st, size_t i)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 
@@ -1016,12 +1104,69 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 		}
 		i++;
 	}
+	return i;
+}
+
+/* Programs of @obj at most loaded (extension__prepare may leave some out). */
+static size_t nr_progs(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	bpf_object__for_each_program(prog, obj)
+		n += bpf_program__autoload(prog);
+	return n;
+}
+
+/*
+ * Every program loaded as a run would load it, never attached, with the
+ * verifier's figures: the enforcement object's, then the extensions'
+ * (verified once, against their first caller; extension__prepare).
+ */
+int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
+{
+	struct btf *kernel = btf__load_vmlinux_btf();
+	struct hook_gaps gaps = { .nr = 0 };
+	struct sbx_bpf *skel = kernel ? open_skel(kernel, &gaps, NULL, plain_loads_wanted(kernel), 0) : NULL;
+	struct shared_bpf *x = skel ? shared_bpf__open() : NULL;
+	struct loader_prog_stats *st = NULL;
+	char *logs = NULL;
+	size_t n, i;
+	int err;
+
+	*out = NULL;
+	*nr = 0;
+	err = x ? 0 : -errno;	/* before the free, which may set errno */
+	btf__free(kernel);
+	if (err)
+		goto out;
+	n = nr_progs(skel->obj) + nr_progs(x->obj);
+	st = calloc(n ? n : 1, sizeof(*st));
+	logs = calloc(n ? n : 1, STATS_LOG_SIZE);
+	if (!st || !logs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	i = stats_prepare(skel->obj, logs, st, 0);
+	err = sbx_bpf__load(skel);	/* loaded, never attached: nothing is enforced */
+	if (err)
+		goto out;
+	x->rodata->plain_loads = skel->rodata->plain_loads;
+	err = extension__prepare(x->obj, skel->obj);
+	if (!err) {
+		n = stats_prepare(x->obj, logs, st, i);
+		err = shared_bpf__load(x);
+	}
+	if (err)
+		goto out;
+	stats_collect(x->obj, logs, st, stats_collect(skel->obj, logs, st, 0));
 	*out = st;
 	*nr = n;
 	st = NULL;
 out:
 	free(logs);
 	free(st);
+	shared_bpf__destroy(x);
 	sbx_bpf__destroy(skel);
 	return err;
 }
@@ -1171,7 +1316,7 @@ static __u64 object_hash(void)
 
 static int mkdirs(const char *dir)
 {
-	static const char *const sub[] = { "", "maps", "links", "progs" };
+	static const char *const sub[] = { "", "maps", "links", "progs", EXT_SUB };
 	char p[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
@@ -1245,6 +1390,9 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 	if (!err && bpf_program__fd(l->skel->progs.fs_file_permission) >= 0)
 		err = pin_path(p, sizeof(p), dir, "progs", FDJ_NAME) ?:
 		      (bpf_obj_pin(bpf_program__fd(l->skel->progs.fs_file_permission), p) ? -errno : 0);
+	/* The extensions first: a program pinned on its hook must never be left with its stand-ins. */
+	for (size_t i = 0; !err && i < l->ext.nr; i++)
+		err = pin_path(p, sizeof(p), dir, EXT_SUB, l->ext.name[i]) ?: bpf_link__pin(l->ext.link[i], p);
 	s = l->skel->skeleton;
 	for (int i = 0; !err && i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;
@@ -1406,7 +1554,7 @@ static int rm_pins(const char *p, int depth)
 int loader__unpin(const char *dir)
 {
 	static const struct { const char *name; int depth; } sub[] = {
-		{ "maps", 0 }, { "links", 0 }, { "progs", 0 }, { STEER_SUB, 1 }, { ROOT_STEER_SUB, 1 },
+		{ "links", 0 }, { EXT_SUB, 0 }, { "maps", 0 }, { "progs", 0 }, { STEER_SUB, 1 }, { ROOT_STEER_SUB, 1 },
 	};
 	char p[PATH_MAX];
 	struct statfs fs;

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * extension.c — BPF freplace extensions of a loaded object's global
+ * functions (extension.h). The kernel checks an extension against its
+ * target's BTF prototype when it is loaded, and again against each further
+ * target when it is attached (bpf_check_attach_target): one verifying, any
+ * number of targets with the same prototype.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "extension.h"
+
+#define EXT_PREFIX	"freplace/"
+
+/* The function @prog replaces (its section's suffix), or NULL if it is no extension. */
+static const char *ext_target(const struct bpf_program *prog)
+{
+	const char *sec = bpf_program__section_name(prog);
+
+	return strncmp(sec, EXT_PREFIX, strlen(EXT_PREFIX)) ? NULL : sec + strlen(EXT_PREFIX);
+}
+
+/* Does the loaded program @fd (of an object whose BTF is @btf) have the function @func? */
+static bool calls_func(int fd, const struct btf *btf, const char *func)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), n;
+	struct bpf_func_info *fi;
+	bool found = false;
+
+	if (fd < 0 || !btf || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.nr_func_info)
+		return false;
+	n = info.nr_func_info;
+	fi = calloc(n, sizeof(*fi));
+	if (!fi)
+		return false;
+	memset(&info, 0, sizeof(info));
+	info.nr_func_info = n;
+	info.func_info_rec_size = sizeof(*fi);
+	info.func_info = (__u64)(uintptr_t)fi;
+	len = sizeof(info);
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (__u32 i = 0; i < n && !found; i++) {
+			const struct btf_type *t = btf__type_by_id(btf, fi[i].type_id);
+
+			found = t && !strcmp(btf__name_by_offset(btf, t->name_off), func);
+		}
+	free(fi);
+	return found;
+}
+
+/* The map of @obj that @m (of the extension) stands for: the same name, or for .bss, @obj's .bss. */
+static struct bpf_map *map_for(struct bpf_object *obj, const struct bpf_map *m)
+{
+	const char *name = bpf_map__name(m), *dot = strchr(name, '.');
+	struct bpf_map *o;
+
+	if (!bpf_map__is_internal(m))
+		return bpf_object__find_map_by_name(obj, name);
+	bpf_object__for_each_map(o, obj)
+		if (bpf_map__is_internal(o) && dot && !strcmp(dot, ".bss") && strchr(bpf_map__name(o), '.') &&
+		    !strcmp(strchr(bpf_map__name(o), '.'), ".bss"))
+			return o;
+	return NULL;
+}
+
+int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	struct bpf_program *x, *p;
+	struct bpf_map *m, *o;
+
+	bpf_object__for_each_map(m, ext) {
+		const char *dot = strchr(bpf_map__name(m), '.');
+
+		if (bpf_map__is_internal(m) && !(dot && !strcmp(dot, ".bss")))
+			continue;	/* .rodata, .kconfig: the extension's own */
+		o = map_for(obj, m);
+		if (!o || bpf_map__fd(o) < 0)
+			return -ENOENT;
+		if (bpf_map__reuse_fd(m, bpf_map__fd(o)))
+			return -errno;
+	}
+	bpf_object__for_each_program(x, ext) {
+		const char *func = ext_target(x);
+		int target = -1;
+
+		bpf_object__for_each_program(p, obj)
+			if (func && calls_func(bpf_program__fd(p), btf, func)) {
+				target = bpf_program__fd(p);
+				break;
+			}
+		if (target < 0) {
+			bpf_program__set_autoload(x, false);
+			continue;
+		}
+		if (bpf_program__set_attach_target(x, target, func))
+			return -errno;
+	}
+	return 0;
+}
+
+static int links_add(struct ext_links *l, struct bpf_link *link, const char *func, const char *prog)
+{
+	if (l->nr == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct bpf_link **nl = realloc(l->link, cap * sizeof(*nl));
+		char (*nn)[64];
+
+		if (!nl)
+			return -ENOMEM;
+		l->link = nl;
+		nn = realloc(l->name, cap * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		l->name = nn;
+		l->cap = cap;
+	}
+	l->link[l->nr] = link;
+	snprintf(l->name[l->nr], sizeof(l->name[0]), "%s@%s", func, prog);
+	l->nr++;
+	return 0;
+}
+
+int extension__attach(struct bpf_object *ext, struct bpf_object *obj, struct ext_links *l,
+		      char *who, size_t who_sz)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	struct bpf_program *x, *p;
+	struct bpf_link *link;
+	int err;
+
+	bpf_object__for_each_program(x, ext) {
+		const char *func = ext_target(x);
+
+		if (!func || bpf_program__fd(x) < 0)
+			continue;
+		bpf_object__for_each_program(p, obj) {
+			if (!calls_func(bpf_program__fd(p), btf, func))
+				continue;
+			link = bpf_program__attach_freplace(x, bpf_program__fd(p), func);
+			err = link ? links_add(l, link, func, bpf_program__name(p)) : -errno;
+			if (err) {
+				bpf_link__destroy(link);
+				snprintf(who, who_sz, "%s", bpf_program__name(p));
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
+int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const char *prog_name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog_name), *x;
+
+	if (!p)
+		return 0;
+	bpf_object__for_each_program(x, ext)
+		if (ext_target(x) && calls_func(bpf_program__fd(p), bpf_object__btf(obj), ext_target(x)))
+			return 1;
+	return 0;
+}
+
+void extension__unlink(struct ext_links *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		bpf_link__destroy(l->link[i]);
+	free(l->link);
+	free(l->name);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * extension.h — BPF extensions (freplace) of a loaded object's global
+ * functions: each program of the extension object (section
+ * "freplace/FUNC") is verified once and put in place of FUNC in every
+ * program of the loaded object that calls it.
+ */
+#ifndef SBX_EXTENSION_H
+#define SBX_EXTENSION_H
+
+#include <stddef.h>
+
+struct bpf_object;
+struct bpf_link;
+
+/* The links of one extension object on one loaded object. */
+struct ext_links {
+	struct bpf_link **link;
+	char (*name)[64];	/* "FUNC@PROG", for pins and messages */
+	size_t nr, cap;
+};
+
+/*
+ * Before @ext is loaded, with @obj loaded: @ext's maps become @obj's maps
+ * of the same name (its .bss @obj's .bss; its .rodata stays its own), and
+ * each of its programs is verified against the first program of @obj that
+ * calls FUNC; one no program calls is not loaded. 0 or -errno (-ENOENT: a
+ * map @obj lacks).
+ */
+int extension__prepare(struct bpf_object *ext, struct bpf_object *obj);
+
+/*
+ * After @ext is loaded: each of its programs put in place of FUNC in every
+ * program of @obj that calls FUNC, the links added to @l. 0, or -errno
+ * with the program that could not have it named in @who.
+ */
+int extension__attach(struct bpf_object *ext, struct bpf_object *obj, struct ext_links *l,
+		      char *who, size_t who_sz);
+
+/* Does program @prog_name of @obj (loaded) call any function @ext replaces? */
+int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const char *prog_name);
+
+/* Destroy the links (the stand-ins come back) and free @l's arrays. */
+void extension__unlink(struct ext_links *l);
+
+#endif /* SBX_EXTENSION_H */
