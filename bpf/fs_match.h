@@ -325,7 +325,7 @@ __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 poli
 #elif defined(SBX_FS_MATCH_STUB)
 /*
  * The enforcement object's fs_match: a stand-in the loader replaces with
- * the extension's before any program is attached (loader.c shared_attach).
+ * the extension's before any program is attached (loader.c shared_load).
  * Until then, and if it never is, every path is denied everything, as one
  * that cannot be judged. Opaque to the compiler, which must neither drop
  * an argument nor assume what it writes.

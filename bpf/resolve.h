@@ -329,7 +329,7 @@ int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
 #else
 /*
  * The enforcement object's resolve_in: a stand-in the loader replaces with
- * the extension's before any program is attached (loader.c shared_attach).
+ * the extension's before any program is attached (loader.c shared_load).
  * Until then, and if it never is, no path resolves: every judged call is
  * denied. Opaque to the compiler, which must neither drop an argument nor
  * assume what comes back.
@@ -339,6 +339,15 @@ __attribute__((noinline)) int resolve_in(__u64 d, __u64 m, struct walk_buf *walk
 {
 	int r = PATH_UNRESOLVED;
 
+	/* Nothing of an earlier walk in this slot may pass for this one's path (walk_to_event). */
+	if (walk) {
+		walk->len = 0;
+		walk->start = 0;
+	}
+	if (out && out_len) {
+		out_len->n = 0;
+		out->s[0] = '\0';
+	}
 	asm volatile("" : "+r"(r) : "r"(d), "r"(m), "r"(walk), "r"(out), "r"(out_len) : "memory");
 	return r;
 }

@@ -25,8 +25,8 @@
  * fs_rules and its .bss (bpf_map__reuse_fd), so the matcher reads the
  * rules and the filter userspace writes. The filter is read where the
  * enforcement object's .bss has it: sbx_bss_layout.h, made by the build
- * from that object's BTF, says at which offset, and the loader checks the
- * two layouts agree before loading.
+ * from that object's BTF, says at which offset and how large that .bss is,
+ * and loader.c asserts, when it is compiled, that both skeletons agree.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,10 +41,14 @@ char LICENSE[] SEC("license") = "GPL";
 /* As sandbox.h defines it; the loader gives this object that very map. */
 SBX_FS_RULES_MAP();
 
-/* The enforcement object's .bss, as far as the filter: that map is this one's (loader.c). */
+/*
+ * The enforcement object's .bss, the filter where it has it: that map is
+ * this one's (loader.c), and of the same size, which libbpf maps for both.
+ */
 struct {
 	char before[SBX_BSS_FS_FILTER_OFFSET];
 	volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
+	char after[SBX_BSS_SIZE - SBX_BSS_FS_FILTER_OFFSET - SBX_FS_FILTER_WORDS * 8];
 } sbx_bss;
 #define fs_filter	(sbx_bss.fs_filter)
 

@@ -254,19 +254,13 @@ usage:
 /* --accept-missing's hooks (comma-separated) into the policy's list. 0 or -1 after saying why. */
 static int add_accepted(struct policy *p, const char *list)
 {
-	char buf[512], *save, *h;
+	char bad[64] = "";
+	int err = policy_accept_missing_list(p, list, bad, sizeof(bad));
 
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (h = strtok_r(buf, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-		int err = policy_accept_missing(p, h);
-
-		if (err) {
-			p_err("attach: --accept-missing: '%s' %s", h, err == -ENOENT ?
-			      "is not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')" : strerror(-err));
-			return -1;
-		}
-	}
-	return 0;
+	if (err)
+		p_err("attach: --accept-missing: '%s' %s", bad, err == -ENOENT ?
+		      "is not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')" : strerror(-err));
+	return err ? -1 : 0;
 }
 
 /* Does @p allow writes to "/" (for a container: '.' where its working directory is "/")? */

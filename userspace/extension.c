@@ -27,31 +27,42 @@ static const char *ext_target(const struct bpf_program *prog)
 	return strncmp(sec, EXT_PREFIX, strlen(EXT_PREFIX)) ? NULL : sec + strlen(EXT_PREFIX);
 }
 
-/* Does the loaded program @fd (of an object whose BTF is @btf) have the function @func? */
-static bool calls_func(int fd, const struct btf *btf, const char *func)
+/*
+ * Does the loaded program @fd (of an object whose BTF is @btf) have the
+ * function @func? 1 or 0; -errno when it cannot be told, which no caller
+ * may take for "no": that program would keep its stand-in.
+ */
+static int calls_func(int fd, const struct btf *btf, const char *func)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), n;
 	struct bpf_func_info *fi;
-	bool found = false;
+	int found = 0;
 
-	if (fd < 0 || !btf || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.nr_func_info)
-		return false;
+	if (fd < 0)
+		return 0;	/* not loaded */
+	if (!btf)
+		return -ENODATA;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
 	n = info.nr_func_info;
+	if (!n)
+		return 0;
 	fi = calloc(n, sizeof(*fi));
 	if (!fi)
-		return false;
+		return -ENOMEM;
 	memset(&info, 0, sizeof(info));
 	info.nr_func_info = n;
 	info.func_info_rec_size = sizeof(*fi);
 	info.func_info = (__u64)(uintptr_t)fi;
 	len = sizeof(info);
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-		for (__u32 i = 0; i < n && !found; i++) {
-			const struct btf_type *t = btf__type_by_id(btf, fi[i].type_id);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		found = -errno;
+	for (__u32 i = 0; !found && i < n && i < info.nr_func_info; i++) {
+		const struct btf_type *t = btf__type_by_id(btf, fi[i].type_id);
 
-			found = t && !strcmp(btf__name_by_offset(btf, t->name_off), func);
-		}
+		found = t && !strcmp(btf__name_by_offset(btf, t->name_off), func);
+	}
 	free(fi);
 	return found;
 }
@@ -92,11 +103,16 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 		const char *func = ext_target(x);
 		int target = -1;
 
-		bpf_object__for_each_program(p, obj)
-			if (func && calls_func(bpf_program__fd(p), btf, func)) {
+		bpf_object__for_each_program(p, obj) {
+			int r = func ? calls_func(bpf_program__fd(p), btf, func) : 0;
+
+			if (r < 0)
+				return r;
+			if (r) {
 				target = bpf_program__fd(p);
 				break;
 			}
+		}
 		if (target < 0) {
 			bpf_program__set_autoload(x, false);
 			continue;
@@ -143,10 +159,14 @@ int extension__attach(struct bpf_object *ext, struct bpf_object *obj, struct ext
 		if (!func || bpf_program__fd(x) < 0)
 			continue;
 		bpf_object__for_each_program(p, obj) {
-			if (!calls_func(bpf_program__fd(p), btf, func))
+			err = calls_func(bpf_program__fd(p), btf, func);
+			if (!err)
 				continue;
-			link = bpf_program__attach_freplace(x, bpf_program__fd(p), func);
-			err = link ? links_add(l, link, func, bpf_program__name(p)) : -errno;
+			link = NULL;
+			if (err > 0) {
+				link = bpf_program__attach_freplace(x, bpf_program__fd(p), func);
+				err = link ? links_add(l, link, func, bpf_program__name(p)) : -errno;
+			}
 			if (err) {
 				bpf_link__destroy(link);
 				snprintf(who, who_sz, "%s", bpf_program__name(p));
@@ -157,15 +177,28 @@ int extension__attach(struct bpf_object *ext, struct bpf_object *obj, struct ext
 	return 0;
 }
 
+int extension__needed(struct bpf_object *ext)
+{
+	struct bpf_program *x;
+
+	bpf_object__for_each_program(x, ext)
+		if (ext_target(x) && bpf_program__autoload(x))
+			return 1;
+	return 0;
+}
+
 int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const char *prog_name)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog_name), *x;
 
 	if (!p)
 		return 0;
-	bpf_object__for_each_program(x, ext)
-		if (ext_target(x) && calls_func(bpf_program__fd(p), bpf_object__btf(obj), ext_target(x)))
-			return 1;
+	bpf_object__for_each_program(x, ext) {
+		int r = ext_target(x) ? calls_func(bpf_program__fd(p), bpf_object__btf(obj), ext_target(x)) : 0;
+
+		if (r)
+			return r;
+	}
 	return 0;
 }
 

@@ -32,12 +32,16 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj);
 /*
  * After @ext is loaded: each of its programs put in place of FUNC in every
  * program of @obj that calls FUNC, the links added to @l. 0, or -errno
- * with the program that could not have it named in @who.
+ * with the program that could not have it (or whose functions could not be
+ * read) named in @who.
  */
 int extension__attach(struct bpf_object *ext, struct bpf_object *obj, struct ext_links *l,
 		      char *who, size_t who_sz);
 
-/* Does program @prog_name of @obj (loaded) call any function @ext replaces? */
+/* After extension__prepare: does any program of @ext have a caller to be put in? */
+int extension__needed(struct bpf_object *ext);
+
+/* Does program @prog_name of @obj (loaded) call any function @ext replaces? 1, 0 or -errno. */
 int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const char *prog_name);
 
 /* Destroy the links (the stand-ins come back) and free @l's arrays. */

@@ -32,8 +32,9 @@
 #include "shared.skel.h"
 
 /* The extension object reads the filter through the enforcement object's .bss (bpf/shared.bpf.c). */
-_Static_assert(offsetof(struct sbx_bpf__bss, fs_filter) == offsetof(struct shared_bpf__bss, sbx_bss.fs_filter),
-	       "shared.bpf.c's view of the .bss puts the filter where sbx.bpf.o has it");
+_Static_assert(offsetof(struct sbx_bpf__bss, fs_filter) == offsetof(struct shared_bpf__bss, sbx_bss.fs_filter) &&
+	       sizeof(struct sbx_bpf__bss) == sizeof(struct shared_bpf__bss),
+	       "shared.bpf.c's view of the .bss puts the filter where sbx.bpf.o has it, and is as large");
 
 /* The DNS steering programs, attached per sandbox cgroup. */
 #define NR_STEER	LOADER_NR_STEER
@@ -492,18 +493,23 @@ static bool load_without_plain_loads(const struct btf *kernel, struct hook_gaps 
 /*
  * The programs of @skel that call what @x replaces are gaps, for @why: with
  * only their stand-ins they would deny every path. -EAGAIN when some were
- * added (load again without them), else -EINVAL (no progress: give up).
+ * added (load again without them), -EINVAL when none could be (no
+ * progress: give up), or -errno when a program's functions cannot be read.
  */
 static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_gaps *gaps, const char *why)
 {
 	struct bpf_program *prog;
-	int added = 0;
+	int added = 0, calls;
 
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *hook = hooks__prog_hook(prog);
 
-		if (bpf_program__fd(prog) < 0 || hooks__has_gap(gaps, hook) ||
-		    !extension__calls(x->obj, skel->obj, bpf_program__name(prog)))
+		if (bpf_program__fd(prog) < 0 || hooks__has_gap(gaps, hook))
+			continue;
+		calls = extension__calls(x->obj, skel->obj, bpf_program__name(prog));
+		if (calls < 0)
+			return calls;
+		if (!calls)
 			continue;
 		hooks__add_gap(gaps, hook, "its shared path code cannot load: %s", why);
 		added++;
@@ -512,48 +518,81 @@ static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_g
 }
 
 /*
+ * Open, prepare and load the extension object for @skel, with plain loads
+ * or not (@plain); the verifier's words on a refusal in @c. NULL with
+ * errno set, *@x_out left for shared_gaps when only the load failed.
+ */
+static int shared_open_load(struct sbx_bpf *skel, bool plain, struct shared_bpf **x_out, struct load_capture *c)
+{
+	struct shared_bpf *x = shared_bpf__open();
+	int err;
+
+	*x_out = x;
+	memset(c, 0, sizeof(*c));
+	if (!x)
+		return -errno;
+	x->rodata->plain_loads = plain;
+	err = extension__prepare(x->obj, skel->obj);
+	if (err)
+		return err;
+	if (!extension__needed(x->obj))
+		return 0;	/* no program calls them (all gaps) */
+	/* SBX_TEST_DROP_SHARED: refused, as if this kernel took no extension (tests/e2e/23-extensions). */
+	if (getenv("SBX_TEST_DROP_SHARED")) {
+		snprintf(c->reason, sizeof(c->reason), "left out on request (SBX_TEST_DROP_SHARED)");
+		return -ENOTSUP;
+	}
+	c->prev = libbpf_set_print(capture_print);
+	capture = c;
+	err = shared_bpf__load(x);
+	capture = NULL;
+	libbpf_set_print(c->prev);
+	return err;
+}
+
+/*
  * With @skel loaded: the extension object (shared.bpf.c) loaded on its maps
  * and put in place of the stand-ins in every program of @skel that calls
- * them, before any is attached, into @out. When the kernel refuses it, the
- * programs that need it are gaps (shared_gaps: -EAGAIN).
+ * them, before any is attached, into @out. Its plain loads fall back as
+ * the enforcement object's do (load_without_plain_loads): the walk is
+ * here. What the kernel still refuses makes gaps (-EAGAIN: load again):
+ * every caller when the load fails, the one program when its link does.
  */
 static int shared_load(struct sbx_bpf *skel, struct loaded *out, struct hook_gaps *gaps)
 {
-	struct shared_bpf *x = shared_bpf__open();
 	struct ext_links links = { .nr = 0 };
-	struct load_capture c = { .prog = "" };
-	char who[64] = "";
+	struct shared_bpf *x = NULL;
+	struct load_capture c;
+	char why[HOOK_REASON_MAX], who[64] = "";
+	bool plain = skel->rodata->plain_loads;
 	int err;
 
-	if (!x)
-		return -errno;
-	x->rodata->plain_loads = skel->rodata->plain_loads;
-	err = extension__prepare(x->obj, skel->obj);
-	if (!err) {
-		c.prev = libbpf_set_print(capture_print);
-		capture = &c;
-		err = shared_bpf__load(x);
-		capture = NULL;
-		libbpf_set_print(c.prev);
-	}
-	if (!err)
-		err = extension__attach(x->obj, skel->obj, &links, who, sizeof(who));
-	if (err) {
-		char why[HOOK_REASON_MAX];
-
-		if (who[0])
-			snprintf(why, sizeof(why), "%s cannot have it: %s", who, strerror(-err));
-		else
-			snprintf(why, sizeof(why), "%s%s%s", c.prog[0] ? c.prog : "", c.prog[0] ? ": " : "",
-				 c.reason[0] ? c.reason : strerror(-err));
-		err = shared_gaps(x, skel, gaps, why);
-		extension__unlink(&links);
+	err = shared_open_load(skel, plain, &x, &c);
+	if (err && err != -ENOTSUP && plain) {
 		shared_bpf__destroy(x);
-		return err;
+		err = shared_open_load(skel, false, &x, &c);
 	}
-	out->shared = x;
-	out->ext = links;
-	return 0;
+	if (!err && x && extension__needed(x->obj))
+		err = extension__attach(x->obj, skel->obj, &links, who, sizeof(who));
+	if (!err) {
+		out->shared = x;
+		out->ext = links;
+		return 0;
+	}
+	extension__unlink(&links);
+	if (who[0]) {		/* loaded, but one program cannot have it: that one goes */
+		struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, who);
+
+		hooks__add_gap(gaps, prog ? hooks__prog_hook(prog) : who,
+			       "its shared path code cannot be put in: %s", strerror(-err));
+		err = gaps->dropped ? -EINVAL : -EAGAIN;
+	} else if (x && (c.reason[0] || err == -ENOTSUP)) {	/* refused by the kernel */
+		snprintf(why, sizeof(why), "%s%s%s", c.prog, c.prog[0] ? ": " : "",
+			 c.reason[0] ? c.reason : strerror(-err));
+		err = shared_gaps(x, skel, gaps, why);
+	}
+	shared_bpf__destroy(x);
+	return err;
 }
 
 /*
@@ -561,7 +600,8 @@ static int shared_load(struct sbx_bpf *skel, struct loaded *out, struct hook_gap
  * gap (with the verifier's reason), and the object is opened and loaded
  * again without it: libbpf loads an object once, all or nothing. So a
  * kernel that refuses one program costs one more load, not the others.
- * NULL with errno set when what failed is not one program (a map, the BTF).
+ * The extensions go in before it returns (shared_load). 0, with the object
+ * in @out, or -errno when what failed is not one program (a map, the BTF).
  */
 static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_picks *picks, unsigned flags,
 		     loader_gate_fn gate, void *arg)
@@ -591,14 +631,12 @@ static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_pic
 			err = 0;
 		if (!err) {
 			err = shared_load(skel, out, gaps);
-			if (err == -EAGAIN) {	/* its callers are gaps now: again without them */
-				sbx_bpf__destroy(skel);
-				skel = NULL;
-				continue;
-			}
+			if (err != -EAGAIN)
+				break;	/* loaded, or failed for a reason no gap explains */
+			sbx_bpf__destroy(skel);	/* its callers are gaps now: again without them */
+			skel = NULL;
+			continue;
 		}
-		if (!err)
-			break;
 		if (!c.prog[0] || hooks__has_gap(gaps, hook_of(skel, c.prog)) || gaps->dropped)
 			break;	/* not one program's fault, or no progress: give up */
 		hooks__add_gap(gaps, hook_of(skel, c.prog), "%s", c.reason[0] ? c.reason : strerror(-err));
@@ -677,7 +715,6 @@ size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max)
 			n++;
 		}
 	}
-	/* After the hooks' links: whoever closes them in order takes the programs off first. */
 	for (size_t i = 0; i < l->ext.nr; i++) {
 		if (n < max)
 			fds[n] = bpf_link__fd(l->ext.link[i]);

@@ -53,9 +53,9 @@ int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gap
 /* Attach every loaded program: enforcement starts. 0 or -errno. */
 int loader__attach(struct sbx_loader *l);
 /*
- * The descriptors of the links this loader attached its own programs with
- * (none for a set adopted from bpffs), at most @max of them in @fds: how
- * many there are.
+ * The descriptors of the links this loader attached its own programs with,
+ * the hooks' and then the extensions' (none for a set adopted from bpffs),
+ * at most @max of them in @fds: how many there are.
  */
 size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max);
 /* What this set lacks: from its load, or, for a pinned set, as the loader that pinned it recorded. */

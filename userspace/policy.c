@@ -1053,6 +1053,20 @@ int policy_accept_missing(struct policy *p, const char *hook)
 	return hooks__known(hook) ? add_accept(p, hook) : -ENOENT;
 }
 
+int policy_accept_missing_list(struct policy *p, const char *list, char *bad, size_t bad_sz)
+{
+	char *buf = strdup(list), *save, *h;
+	int err = buf ? 0 : -ENOMEM;
+
+	for (h = buf ? strtok_r(buf, ",", &save) : NULL; !err && h; h = strtok_r(NULL, ",", &save)) {
+		err = policy_accept_missing(p, h);
+		if (err)
+			snprintf(bad, bad_sz, "%s", h);
+	}
+	free(buf);
+	return err;
+}
+
 static int parse_version(struct pctx *c, json_t *v, long off, size_t arg)
 {
 	(void)arg;

@@ -148,6 +148,11 @@ int policy_load_preset(struct policy *p, const char *preset, const struct policy
 		       struct policy_diag *diag);
 /* Accept running without @hook's protection (--accept-missing): 0, -ENOENT for no such hook, -ENOMEM. */
 int policy_accept_missing(struct policy *p, const char *hook);
+/*
+ * Each hook of the comma-separated @list, as policy_accept_missing: 0, or
+ * its -errno with the hook that failed in @bad (cut to @bad_sz).
+ */
+int policy_accept_missing_list(struct policy *p, const char *list, char *bad, size_t bad_sz);
 /* Parse JSON text; @name is used in messages in place of a file name. */
 int policy_load_string(struct policy *p, const char *name, const char *json,
 		       const struct policy_env *env, struct policy_diag *diag);

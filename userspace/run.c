@@ -314,20 +314,17 @@ static int add_to_policy(struct policy *p, const struct run_flag_rule *r,
 /* The hooks of --accept-missing (comma-separated, repeatable) into the policy's list. 0 or -1 after saying why. */
 static int add_accepted(struct run_opts *o)
 {
-	char buf[256], *save, *h;
+	char bad[64];
 
 	for (size_t i = 0; i < o->nr_accept; i++) {
-		snprintf(buf, sizeof(buf), "%s", o->accept[i]);
-		for (h = strtok_r(buf, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
-			int err = policy_accept_missing(&o->policy, h);
+		int err = policy_accept_missing_list(&o->policy, o->accept[i], bad, sizeof(bad));
 
-			if (err) {
-				p_err("run: --accept-missing: %s", err == -ENOENT ?
-				      "not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')" : strerror(-err));
-				if (err == -ENOENT && !cli.json)
-					fprintf(stderr, "  (got '%s')\n", h);
-				return -1;
-			}
+		if (err) {
+			p_err("run: --accept-missing: %s", err == -ENOENT ?
+			      "not a hook of sbx-bpf's programs (see 'sbx-bpf hooks')" : strerror(-err));
+			if (err == -ENOENT && !cli.json)
+				fprintf(stderr, "  (got '%s')\n", bad);
+			return -1;
 		}
 	}
 	return 0;
@@ -1004,7 +1001,8 @@ static bool unrecord(__u64 cgid, __u64 ino, bool resolver, int lock)
  * holds the links past our exit and takes that wait; if it cannot be
  * forked, we take it. The programs judge nothing of ours meanwhile, and a
  * run started then loads each hook's program once that hook's old one is
- * off (the kernel's lock on the trampoline).
+ * off (the kernel's lock on the trampoline). The extensions' links
+ * (loader.c shared_load) go with them, to the same child.
  */
 static void unload_later(const struct sbx_loader *l)
 {

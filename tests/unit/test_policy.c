@@ -476,6 +476,26 @@ static void test_accept_missing(void **state)
 		     "t.json:1:19: 'acceptMissing' must be an array of strings, not a string");
 }
 
+/* --accept-missing's list: any length (every hook at once is longer than a path), the bad hook named. */
+static void test_accept_missing_list(void **state)
+{
+	static const char *const all = "file_open,file_receive,file_permission,path_mknod,path_mkdir,"
+		"path_rmdir,path_unlink,path_symlink,path_link,path_rename,path_truncate,path_chmod,path_chown,"
+		"inode_setattr,inode_setxattr,inode_removexattr,sb_mount,move_mount,sb_umount,sb_pivotroot,"
+		"file_ioctl,unix_stream_connect,unix_may_send";
+	struct policy p = {};
+	char bad[64] = "";
+	(void)state;
+	assert_true(strlen(all) > 256);
+	assert_int_equal(policy_accept_missing_list(&p, all, bad, sizeof(bad)), 0);
+	assert_int_equal(p.nr_accept_missing, 23);
+	assert_string_equal(p.accept_missing[22], "unix_may_send");
+	assert_int_equal(policy_accept_missing_list(&p, "bpf,unix_stream_con,capable", bad, sizeof(bad)), -ENOENT);
+	assert_string_equal(bad, "unix_stream_con");
+	assert_int_equal(p.nr_accept_missing, 24);	/* bpf, before the bad one */
+	policy_free(&p);
+}
+
 static void test_unknown_keys(void **state)
 {
 	(void)state;
@@ -2125,6 +2145,7 @@ int main(void)
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_accept_missing),
+		cmocka_unit_test(test_accept_missing_list),
 		cmocka_unit_test(test_type_errors),
 		cmocka_unit_test(test_patterns_rejected),
 		cmocka_unit_test(test_glob_error_position),

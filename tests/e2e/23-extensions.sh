@@ -1,0 +1,109 @@
+# The matcher and the dentry walk are BPF extensions (bpf/shared.bpf.c) put
+# in place of stand-ins that deny every path (docs/design.md, "Verified
+# once: extensions"). A pinned set pins their links under ext/, one per
+# function and program. With one taken away, that program's stand-in is
+# back, and it denies, never allows: a sandboxed read of an allowed file, a
+# mkdir where writes are allowed, are refused with their events, while the
+# rest of the host is untouched. An extension the kernel refuses
+# (SBX_TEST_DROP_SHARED) leaves out every program that calls it, each named,
+# and run refuses to start until they are accepted by name.
+# e2e: programs=own
+. /sbx/tests/e2e/lib.sh
+
+PIN=/sys/fs/bpf/sbx
+CG=/sys/fs/cgroup/e2e-ext
+mkdir -p "$W/data" "$CG"
+echo secret >"$W/data/secret"
+echo open >"$W/open"
+echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data\" ], \"allowWrite\": [ \"$W\" ] } }" >"$W/p.json"
+
+sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
+D=$!
+wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d1.err")"
+for p in fs_match@fs_file_open resolve_in@fs_file_open fs_match@fs_path_mkdir resolve_in@fs_path_mkdir; do
+	[ -e "$PIN/ext/$p" ] && pass "pinned/$p" || fail "pinned/$p" "$(ls "$PIN/ext" 2>&1 | head -5)"
+done
+sbx-bpf attach "$CG" --fresh --policy "$W/p.json" 2>"$W/a.err"
+check attach/exit "$?" 0
+CGID=$(stat -c %i "$CG")
+
+# A process in the sandbox that lives through the changes below (an exec would be judged, and so
+# would a file it opened): "open PATH", "mkdir PATH" or "rmdir PATH" on each line of one fifo, its
+# errno's name on the other, both opened before any change.
+mkfifo "$W/cmd" "$W/ans"
+sh -c 'echo $$ >'"$CG"'/cgroup.procs && exec python3 -B -c "$0" "$1"' '
+import errno, os, sys
+w = sys.argv[1]
+cmd = open(w + "/cmd")
+ans = open(w + "/ans", "w")
+for line in cmd:
+    op, path = line.split()
+    try:
+        if op == "open":
+            os.close(os.open(path, os.O_RDONLY))
+        elif op == "mkdir":
+            os.mkdir(path)
+        else:
+            os.rmdir(path)
+        a = "OK"
+    except OSError as e:
+        a = errno.errorcode[e.errno]
+    ans.write(a + "\n")
+    ans.flush()
+' "$W" 2>"$W/reader.err" &
+READER=$!
+exec 6>"$W/cmd" 7<"$W/ans"
+ask() {
+	echo "$1 $2" >&6
+	read -r a <&7 && echo "$a" || echo "no answer: $(cat "$W/reader.err")"
+}
+check linked/open-allowed "$(ask open "$W/open")" OK
+check linked/open-denied "$(ask open "$W/data/secret")" EACCES
+check linked/mkdir-allowed "$(ask mkdir "$W/made1")" OK
+
+# The daemon holds the links too: it goes (the set stays pinned and enforcing), then the pins.
+kill -9 "$D"
+wait "$D" 2>/dev/null
+rm "$PIN/ext/fs_match@fs_file_open" "$PIN/ext/resolve_in@fs_path_mkdir"
+check stand-in/open-refused "$(ask open "$W/open")" EACCES
+check stand-in/mkdir-refused "$(ask mkdir "$W/made2")" EACCES
+[ ! -e "$W/made2" ] && pass stand-in/nothing-made || fail stand-in/nothing-made "$W/made2 exists"
+check stand-in/outside-untouched "$(sbx-probe open "$W/open")" OK
+# Another program's links are its own: path_rmdir still judges by the policy.
+check stand-in/others-linked "$(ask rmdir "$W/made1")" OK
+# A daemon adopting the set collects what was denied meanwhile (the fifos not its to hold open).
+sbx-bpf daemon --events "$W/ev2.json" 2>"$W/d2.err" 6>&- 7<&- &
+D=$!
+wait_for /run/sbx-bpf/events.sock 600 || fail daemon/restart "$(cat "$W/d2.err")"
+wait_event stand-in/open-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .op == \"read\" and
+	.path == \"$W/open\" and .errno == 13 and .sandbox_cgroup_id == $CGID)"
+wait_event stand-in/mkdir-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .errno == 13 and
+	.path_unresolved == true and .sandbox_cgroup_id == $CGID)"
+exec 6>&- 7<&-
+wait "$READER"
+kill "$D" 2>/dev/null
+wait "$D" 2>/dev/null
+sbx-bpf detach "$CG" >/dev/null 2>&1
+sbx-bpf unload >/dev/null 2>"$W/unload.err" || fail unload "$(cat "$W/unload.err")"
+wait_unloads 1200
+
+# --- the extension refused: every program that calls it is a gap, named; run starts nothing --
+SBX_TEST_DROP_SHARED=1 sbx-bpf run --policy "$W/p.json" -- sh -c "touch $W/ran" 2>"$W/run.err"
+check refused/run-exit-1 "$?" 1
+[ ! -e "$W/ran" ] && pass refused/not-started || fail refused/not-started "it ran"
+grep -q "file_open: its shared path code cannot load: left out on request (SBX_TEST_DROP_SHARED)" "$W/run.err" &&
+grep -q "path_mkdir: its shared path code cannot load" "$W/run.err" &&
+grep -q "unix_stream_connect: its shared path code cannot load" "$W/run.err" &&
+grep -q -- "--accept-missing" "$W/run.err" && pass refused/names-each || fail refused/names-each "$(cat "$W/run.err")"
+# Accepted by name, it starts without them (and says so); task hooks are still enforced.
+ACCEPT=$(grep -- --accept-missing "$W/run.err" | tail -1 | awk '{ print $NF }')
+SBX_TEST_DROP_SHARED=1 sbx-bpf run --accept-missing "$ACCEPT" --policy "$W/p.json" -- sh -c "touch $W/ran" \
+	2>"$W/run2.err"
+check refused/accepted-runs "$?" 0
+[ -e "$W/ran" ] && pass refused/accepted-started || fail refused/accepted-started "$(cat "$W/run2.err")"
+grep -q "running without the file_open hook (accepted)" "$W/run2.err" && pass refused/accepted-says ||
+	fail refused/accepted-says "$(cat "$W/run2.err")"
+wait_unloads 1200
+
+rmdir "$CG" 2>/dev/null
+rm -rf "$W"
