@@ -17,9 +17,9 @@
  * The stand-ins are what a program runs until its extensions are attached,
  * and the loader attaches no program before that: a program whose
  * extension could not be attached is a protection that cannot load, named
- * like any other (loader.c). Verified in each of the 22 programs that
- * walk paths, the two were a third to two fifths of all verifying
- * (bench/RESULTS.md).
+ * like any other (loader.c). Verified in each program that walks paths,
+ * the two took a third to two fifths of the verifier's time over all
+ * programs (bench/RESULTS.md, stop 41).
  *
  * The maps are the enforcement object's: the loader hands this object its
  * fs_rules and its .bss (bpf_map__reuse_fd), so the matcher reads the
