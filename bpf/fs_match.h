@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * fs_match.h — path-rule matching, shared by the LSM programs (fs.bpf.c) and
+ * fs_match.h — path-rule matching, shared by the extension object
+ * (shared.bpf.c), which the loader links into every LSM program that calls
+ * fs_match (fs.bpf.c, net.bpf.c: their stand-in, SBX_FS_MATCH_STUB), and
  * the host test program (tests/bpf/fs_match_test.bpf.c) that runs the very
  * same code through BPF_PROG_TEST_RUN on a kernel that refuses LSM programs.
  *
