@@ -67,17 +67,23 @@ static int calls_func(int fd, const struct btf *btf, const char *func)
 	return found;
 }
 
+/* Is @m an object's .bss (libbpf names it "OBJNAME.bss")? */
+static bool is_bss(const struct bpf_map *m)
+{
+	const char *dot = strchr(bpf_map__name(m), '.');
+
+	return bpf_map__is_internal(m) && dot && !strcmp(dot, ".bss");
+}
+
 /* The map of @obj that @m (of the extension) stands for: the same name, or for .bss, @obj's .bss. */
 static struct bpf_map *map_for(struct bpf_object *obj, const struct bpf_map *m)
 {
-	const char *name = bpf_map__name(m), *dot = strchr(name, '.');
 	struct bpf_map *o;
 
-	if (!bpf_map__is_internal(m))
-		return bpf_object__find_map_by_name(obj, name);
+	if (!is_bss(m))
+		return bpf_object__find_map_by_name(obj, bpf_map__name(m));
 	bpf_object__for_each_map(o, obj)
-		if (bpf_map__is_internal(o) && dot && !strcmp(dot, ".bss") && strchr(bpf_map__name(o), '.') &&
-		    !strcmp(strchr(bpf_map__name(o), '.'), ".bss"))
+		if (is_bss(o))
 			return o;
 	return NULL;
 }
@@ -89,9 +95,7 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 	struct bpf_map *m, *o;
 
 	bpf_object__for_each_map(m, ext) {
-		const char *dot = strchr(bpf_map__name(m), '.');
-
-		if (bpf_map__is_internal(m) && !(dot && !strcmp(dot, ".bss")))
+		if (bpf_map__is_internal(m) && !is_bss(m))
 			continue;	/* .rodata, .kconfig: the extension's own */
 		o = map_for(obj, m);
 		if (!o || bpf_map__fd(o) < 0)
@@ -187,14 +191,12 @@ int extension__needed(struct bpf_object *ext)
 	return 0;
 }
 
-int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const char *prog_name)
+int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const struct bpf_program *prog)
 {
-	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog_name), *x;
+	struct bpf_program *x;
 
-	if (!p)
-		return 0;
 	bpf_object__for_each_program(x, ext) {
-		int r = ext_target(x) ? calls_func(bpf_program__fd(p), bpf_object__btf(obj), ext_target(x)) : 0;
+		int r = ext_target(x) ? calls_func(bpf_program__fd(prog), bpf_object__btf(obj), ext_target(x)) : 0;
 
 		if (r)
 			return r;

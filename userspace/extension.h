@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 struct bpf_object;
+struct bpf_program;
 struct bpf_link;
 
 /* The links of one extension object on one loaded object. */
@@ -41,8 +42,8 @@ int extension__attach(struct bpf_object *ext, struct bpf_object *obj, struct ext
 /* After extension__prepare: does any program of @ext have a caller to be put in? */
 int extension__needed(struct bpf_object *ext);
 
-/* Does program @prog_name of @obj (loaded) call any function @ext replaces? 1, 0 or -errno. */
-int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const char *prog_name);
+/* Does program @prog of @obj (loaded) call any function @ext replaces? 1, 0 or -errno. */
+int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const struct bpf_program *prog);
 
 /* Destroy the links (the stand-ins come back) and free @l's arrays. */
 void extension__unlink(struct ext_links *l);

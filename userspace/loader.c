@@ -454,17 +454,28 @@ static const char *hook_of(struct sbx_bpf *skel, const char *name)
 	return prog ? hooks__prog_hook(prog) : name;
 }
 
+/* From now until capture_end, libbpf's words on a refused program go to @c (emptied first). */
+static void capture_begin(struct load_capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->prev = libbpf_set_print(capture_print);
+	capture = c;
+}
+
+static void capture_end(struct load_capture *c)
+{
+	capture = NULL;
+	libbpf_set_print(c->prev);
+}
+
 /* Load @skel, the first refused program and the verifier's words on it in @c. */
 static int load_captured(struct sbx_bpf *skel, struct load_capture *c)
 {
 	int err;
 
-	memset(c, 0, sizeof(*c));
-	c->prev = libbpf_set_print(capture_print);
-	capture = c;
+	capture_begin(c);
 	err = sbx_bpf__load(skel);
-	capture = NULL;
-	libbpf_set_print(c->prev);
+	capture_end(c);
 	return err;
 }
 
@@ -506,7 +517,7 @@ static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_g
 
 		if (bpf_program__fd(prog) < 0 || hooks__has_gap(gaps, hook))
 			continue;
-		calls = extension__calls(x->obj, skel->obj, bpf_program__name(prog));
+		calls = extension__calls(x->obj, skel->obj, prog);
 		if (calls < 0)
 			return calls;
 		if (!calls)
@@ -542,11 +553,9 @@ static int shared_open_load(struct sbx_bpf *skel, bool plain, struct shared_bpf 
 		snprintf(c->reason, sizeof(c->reason), "left out on request (SBX_TEST_DROP_SHARED)");
 		return -ENOTSUP;
 	}
-	c->prev = libbpf_set_print(capture_print);
-	capture = c;
+	capture_begin(c);
 	err = shared_bpf__load(x);
-	capture = NULL;
-	libbpf_set_print(c->prev);
+	capture_end(c);
 	return err;
 }
 
