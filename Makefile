@@ -97,17 +97,13 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*)_bpf > $@ 2>$@.log || { cat $@.log >&2; exit 1; }
 	$(Q)grep -v 'skipping unrecognized data section.*\.sbx\.hooks' $@.log >&2 || true
 
-# Where the enforcement object's .bss has the filter, and how large it is, for the extension object
-# that reads it through that very map (bpf/shared.bpf.c): from the object's BTF, fs_filter's offset
-# in its DATASEC .bss and the section's size. None: the build stops. Rewritten only when it changes.
-$(BUILD)/sbx_bss_layout.h: $(BUILD)/sbx.bpf.o
+# Where the enforcement object's .bss has each variable, and how large it is, for the extension
+# object that reads them through that very map (bpf/shared.bpf.c): from the object's BTF
+# (scripts/bss-layout.awk). None: the build stops. Rewritten only when it changes.
+$(BUILD)/sbx_bss_layout.h: $(BUILD)/sbx.bpf.o scripts/bss-layout.awk
 	$(call msg,GEN,$@)
-	$(Q)$(BPFTOOL) btf dump file $< format raw | awk '/^\[/ { sec = ($$2 == "DATASEC" && $$3 == "'"'"'.bss'"'"'") } \
-		sec && /^\[/ { for (i = 1; i <= NF; i++) if ($$i ~ /^size=/) { sub(/size=/, "", $$i); size = $$i } } \
-		sec && /\(VAR .fs_filter.\)/ { for (i = 1; i <= NF; i++) if ($$i ~ /^offset=/) { sub(/offset=/, "", $$i); off = $$i } } \
-		END { if (off == "" || size == "") exit 1; \
-		      printf "#define SBX_BSS_FS_FILTER_OFFSET %s\n#define SBX_BSS_SIZE %s\n", off, size }' >$@.tmp || \
-		{ echo "$@: no fs_filter in $<'s .bss" >&2; rm -f $@.tmp; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file $< format raw | awk -f scripts/bss-layout.awk >$@.tmp || \
+		{ echo "$@: no .bss variables in $<" >&2; rm -f $@.tmp; exit 1; }
 	$(Q)cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 $(BUILD)/shared.bpf.o: bpf/shared.bpf.c $(BUILD)/sbx_bss_layout.h | $(BUILD)

@@ -13,20 +13,26 @@
  *                          root of the mount namespace (resolve.h); its
  *                          stand-in resolves nothing, so every judged call
  *                          that needs a path is denied
+ *   freplace/sbx_emit      a violation's record: filled, coalesced,
+ *                          throttled or sent (report.h); its stand-in
+ *                          sends nothing and counts the record as lost,
+ *                          and the verdict stands either way
  *
  * The stand-ins are what a program runs until its extensions are attached,
  * and the loader attaches no program before that: a program whose
  * extension could not be attached is a protection that cannot load, named
- * like any other (loader.c). Verified in each program that walks paths,
- * the two took a third to two fifths of the verifier's time over all
- * programs (bench/RESULTS.md, stop 41).
+ * like any other (loader.c). Verified in each program that walks paths or
+ * reports, they took most of the verifier's time over all programs
+ * (bench/RESULTS.md, stops 41 and 42).
  *
- * The maps are the enforcement object's: the loader hands this object its
- * fs_rules and its .bss (bpf_map__reuse_fd), so the matcher reads the
- * rules and the filter userspace writes. The filter is read where the
- * enforcement object's .bss has it: sbx_bss_layout.h, made by the build
- * from that object's BTF, says at which offset and how large that .bss is,
- * and loader.c asserts, when it is compiled, that both skeletons agree.
+ * The maps are the enforcement object's: the loader hands this object
+ * every map of its of the same name, and its .bss (bpf_map__reuse_fd), so
+ * the matcher reads the rules and the filter userspace writes, and a
+ * record goes into the same ring buffer, counters and slots. Variables of
+ * that .bss are read where the enforcement object has them:
+ * sbx_bss_layout.h, made by the build from that object's BTF, says at which
+ * offset each is and how large, and how large the section is; loader.c
+ * asserts, when it is compiled, that both skeletons agree.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -38,20 +44,37 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* As sandbox.h defines it; the loader gives this object that very map. */
-SBX_FS_RULES_MAP();
+/* As sandbox.h defines them; the loader gives this object those very maps. */
+#define SBX_SHARED
+SBX_FS_RULES_MAP(SBX_SHARED);
 
 /*
- * The enforcement object's .bss, the filter where it has it: that map is
- * this one's (loader.c), and of the same size, which libbpf maps for both.
+ * The enforcement object's .bss: that map is this one's (loader.c), and of
+ * the same size, which libbpf maps for both. SBX_BSS(type, name): its
+ * variable @name, which must be a @type.
  */
 struct {
-	char before[SBX_BSS_FS_FILTER_OFFSET];
-	volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
-	char after[SBX_BSS_SIZE - SBX_BSS_FS_FILTER_OFFSET - SBX_FS_FILTER_WORDS * 8];
-} sbx_bss;
-#define fs_filter	(sbx_bss.fs_filter)
+	char raw[SBX_BSS_SIZE];
+} sbx_bss __attribute__((aligned(8)));
+#define SBX_BSS(type, name)	(*(volatile type *)(sbx_bss.raw + SBX_BSS_OFF_##name))
+#define SBX_BSS_IS(type, name)	_Static_assert(sizeof(type) == SBX_BSS_SIZE_##name, #name " is not a " #type)
+
+SBX_BSS_IS(__u64[SBX_FS_FILTER_WORDS], fs_filter);
+SBX_BSS_IS(__u64, rare_loop_flags);
+SBX_BSS_IS(__u64, coalesce_ns);
+SBX_BSS_IS(__u64, rate_interval_ns);
+SBX_BSS_IS(__u32, rate_burst);
+SBX_BSS_IS(__u64, ev_seq);
+#define fs_filter		(&SBX_BSS(__u64, fs_filter))
+#define rare_loop_flags		SBX_BSS(__u64, rare_loop_flags)
+#define coalesce_ns		SBX_BSS(__u64, coalesce_ns)
+#define rate_interval_ns	SBX_BSS(__u64, rate_interval_ns)
+#define rate_burst		SBX_BSS(__u32, rate_burst)
+#define ev_seq			SBX_BSS(__u64, ev_seq)
+/* As sandbox.h has it: the walks of rare paths in bpf_loop with flags read from memory. */
+#define rare_loop(n, cb, ctx)	bpf_loop((n), (cb), (ctx), rare_loop_flags)
 
 #define SBX_EXTENSION
 #include "fs_match.h"
 #include "resolve.h"
+#include "report.h"

@@ -30,11 +30,20 @@
 #include "sbx.skel.h"
 #include "probe.skel.h"
 #include "shared.skel.h"
+#include "sbx_bss_layout.h"
 
-/* The extension object reads the filter through the enforcement object's .bss (bpf/shared.bpf.c). */
-_Static_assert(offsetof(struct sbx_bpf__bss, fs_filter) == offsetof(struct shared_bpf__bss, sbx_bss.fs_filter) &&
-	       sizeof(struct sbx_bpf__bss) == sizeof(struct shared_bpf__bss),
-	       "shared.bpf.c's view of the .bss puts the filter where sbx.bpf.o has it, and is as large");
+/*
+ * The extension object reads variables of the enforcement object's .bss
+ * through that very map, where sbx_bss_layout.h says they are
+ * (bpf/shared.bpf.c): the layout this build's skeleton has, and as large.
+ */
+#define SAME_PLACE(v)	(offsetof(struct sbx_bpf__bss, v) == SBX_BSS_OFF_##v && \
+			 sizeof(((struct sbx_bpf__bss *)0)->v) == SBX_BSS_SIZE_##v)
+_Static_assert(SAME_PLACE(fs_filter) && SAME_PLACE(rare_loop_flags) && SAME_PLACE(coalesce_ns) &&
+	       SAME_PLACE(rate_interval_ns) && SAME_PLACE(rate_burst) && SAME_PLACE(ev_seq) &&
+	       sizeof(struct sbx_bpf__bss) == sizeof(struct shared_bpf__bss) &&
+	       sizeof(struct shared_bpf__bss) == SBX_BSS_SIZE,
+	       "shared.bpf.c's view of the .bss is sbx.bpf.o's");
 
 /* The DNS steering programs, attached per sandbox cgroup. */
 #define NR_STEER	LOADER_NR_STEER
@@ -503,9 +512,10 @@ static bool load_without_plain_loads(const struct btf *kernel, struct hook_gaps 
 
 /*
  * The programs of @skel that call what @x replaces are gaps, for @why: with
- * only their stand-ins they would deny every path. -EAGAIN when some were
- * added (load again without them), -EINVAL when none could be (no
- * progress: give up), or -errno when a program's functions cannot be read.
+ * only their stand-ins they would deny every path and lose every record.
+ * -EAGAIN when some were added (load again without them), -EINVAL when
+ * none could be (no progress: give up), or -errno when a program's
+ * functions cannot be read.
  */
 static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_gaps *gaps, const char *why)
 {
@@ -522,7 +532,7 @@ static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_g
 			return calls;
 		if (!calls)
 			continue;
-		hooks__add_gap(gaps, hook, "its shared path code cannot load: %s", why);
+		hooks__add_gap(gaps, hook, "its shared code cannot load: %s", why);
 		added++;
 	}
 	return added && !gaps->dropped ? -EAGAIN : -EINVAL;
@@ -593,7 +603,7 @@ static int shared_load(struct sbx_bpf *skel, struct loaded *out, struct hook_gap
 		struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, who);
 
 		hooks__add_gap(gaps, prog ? hooks__prog_hook(prog) : who,
-			       "its shared path code cannot be put in: %s", strerror(-err));
+			       "its shared code cannot be put in: %s", strerror(-err));
 		err = gaps->dropped ? -EINVAL : -EAGAIN;
 	} else if (x && (c.reason[0] || err == -ENOTSUP)) {	/* refused by the kernel */
 		snprintf(why, sizeof(why), "%s%s%s", c.prog, c.prog[0] ? ": " : "",
@@ -623,6 +633,7 @@ static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_pic
 
 	if (!kernel)
 		return -errno;
+	trace_phase("kernel-btf");
 	plain = plain_loads_wanted(kernel);
 	for (int attempt = 0; attempt <= HOOK_GAPS_MAX; attempt++) {
 		skel = open_skel(kernel, gaps, picks, plain, flags);
@@ -635,11 +646,14 @@ static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_pic
 			err = -ECANCELED;
 			break;
 		}
+		trace_phase("opened");
 		err = load_captured(skel, &c);
+		trace_phase("verified");
 		if (err && plain && load_without_plain_loads(kernel, gaps, picks, flags, &skel))
 			err = 0;
 		if (!err) {
 			err = shared_load(skel, out, gaps);
+			trace_phase("extensions");
 			if (err != -EAGAIN)
 				break;	/* loaded, or failed for a reason no gap explains */
 			sbx_bpf__destroy(skel);	/* its callers are gaps now: again without them */

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "hooks.h"
 #include "loader.h"
+#include "util.h"
 
 static const char *kernel_release(void)
 {
@@ -93,7 +94,9 @@ struct sbx_loader *cli_load_programs(const char *const *accept, const char *how,
 		loader__destroy(l);
 		return NULL;
 	}
+	trace_phase("gaps-checked");
 	err = loader__attach(l);
+	trace_phase("attached");
 	if (err) {
 		p_err("cannot attach the enforcement programs: %s (run 'sbx-bpf doctor')", strerror(-err));
 		loader__destroy(l);

@@ -1013,30 +1013,6 @@ static void unload_later(const struct sbx_loader *l)
 		hold_until_exit(fds, n < ARRAY_SIZE(fds) ? n : ARRAY_SIZE(fds), "sbx-bpf-unload");
 }
 
-/*
- * SBX_TRACE_PHASES=1: CLOCK_MONOTONIC at the end of each start-up phase, on
- * stderr. Under the benchmarks' QEMU -icount a nanosecond is an instruction,
- * so the differences say where start-up goes (bench/startup.sh). Then the
- * page faults so far: under -icount a fresh page alone is some 5,000
- * instructions (the kernel zeroes it with a `rep stosb`, counted per byte).
- */
-static void phase(const char *what)
-{
-	static int on = -1;
-	struct timespec ts;
-	struct rusage ru;
-
-	if (on < 0)
-		on = getenv("SBX_TRACE_PHASES") != NULL;
-	if (!on)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (getrusage(RUSAGE_SELF, &ru))
-		ru.ru_minflt = -1;
-	fprintf(stderr, "sbx-bpf: phase %s %lld %ld\n", what, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
-		ru.ru_minflt);
-}
-
 int do_run(int argc, char **argv)
 {
 	struct run_opts o = {};
@@ -1062,7 +1038,7 @@ int do_run(int argc, char **argv)
 	__u64 lost = 0;
 	pid_t child;
 
-	phase("start");
+	trace_phase("start");
 	err = parse_run_opts(argc, argv, &o);
 	if (!err)
 		err = load_policy(&o);
@@ -1086,11 +1062,11 @@ int do_run(int argc, char **argv)
 		}
 	}
 
-	phase("policy");
+	trace_phase("policy");
 	l = open_programs(&o.policy, &pinned);
 	if (!l)
 		goto out;
-	phase("programs");
+	trace_phase("programs");
 	if (pinned) {
 		policy_id = loader__new_policy_id(l);
 		ret = recompile_net(&o, policy_id);
@@ -1122,7 +1098,7 @@ int do_run(int argc, char **argv)
 	if (!pinned && cg.root_fd >= 0 && loader__set_scope(l, cg.root_fd))
 		p_warn("cannot limit the hooks to %s/..: every task pays a lookup per cgroup level",
 		       SBX_CGROUP_ROOT_NAME);
-	phase("cgroup");
+	trace_phase("cgroup");
 	err = fs_compile(&o.policy, policy_id, &rules);
 	if (!err)
 		err = fs_install(l, &rules);
@@ -1138,12 +1114,12 @@ int do_run(int argc, char **argv)
 	}
 	net_installed = true;
 	sb_flags = (o.audit ? SBX_SANDBOX_AUDIT : 0) | o.net.sandbox_flags;
-	phase("rules");
+	trace_phase("rules");
 	dns.l = l;
 	dns.pinned = pinned;
 	if (start_dns(&dns, &o, &cg, &sb_flags))
 		goto out;
-	phase("dns");
+	trace_phase("dns");
 	sb = (struct sbx_sandbox){ .policy_id = policy_id, .flags = sb_flags,
 				   .any_depth_mask = rules.any_depth_mask,
 				   .dns_port4 = dns.port4, .dns_port6 = dns.port6 };
@@ -1151,13 +1127,13 @@ int do_run(int argc, char **argv)
 	/* What the command inherits beyond its stdio files was opened outside the policy: judged on use. */
 	if (fdscan_self_passes_on() && cli_judge_uses(l, &sb))
 		goto out;
-	phase("fds-scanned");
+	trace_phase("fds-scanned");
 	if (pinned)	/* before the sandbox exists: the daemon names its rules from the first event */
 		recorded = !state_write(SBX_STATE_DIR, &(struct state_entry){ .cgroup = cg.path,
 					.cgroup_id = cg.id, .policy_id = policy_id, .audit = o.audit }, &o.policy);
 	if (recorded && state_ino(SBX_STATE_DIR, cg.id, &record_ino))
 		record_ino = 0;	/* unknown: purge at the end */
-	phase("recorded");
+	trace_phase("recorded");
 	/* A parent someone delegated may itself be, or lie below, a sandbox. */
 	err = cg.delegated ? loader__add_sandbox(l, cg.id, &sb) : loader__add_leaf_sandbox(l, cg.id, &sb);
 	if (err) {
@@ -1165,7 +1141,7 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	registered = true;
-	phase("sandbox");
+	trace_phase("sandbox");
 	start_record(l, &sink);
 	if (pinned) {
 		feed_open(&feed, cg.id);
@@ -1181,7 +1157,7 @@ int do_run(int argc, char **argv)
 			       strerror(-err));
 	}
 
-	phase("events-open");
+	trace_phase("events-open");
 	/* Signals arrive through signalfd; the child gets them unblocked. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -1195,16 +1171,16 @@ int do_run(int argc, char **argv)
 		goto out;
 	}
 	watch_open(&tw, &cg, o.limits.timeout_ms);
-	phase("watched");
+	trace_phase("watched");
 	child = cgroup_spawn(&cg, o.argv);
 	if (child < 0) {
 		p_err("cannot execute '%s': %s", o.argv[0], strerror(-child));
 		ret = 127;
 		goto out;
 	}
-	phase("spawned");
+	trace_phase("spawned");
 	status = supervise(child, rb, &feed, sfd, &tw, &cg, &sink, &o, dns.r);
-	phase("exited");
+	trace_phase("exited");
 	watch_check(&tw, &sink);	/* what happened just before the end */
 	ret = run_status(status, &tw, &sink);
 out:
@@ -1222,7 +1198,7 @@ out:
 	 */
 	rec_lock = recorded ? cli_lock_records() : -1;
 	survivors = cgroup_destroy(&cg) != 0;
-	phase("cgroup-gone");
+	trace_phase("cgroup-gone");
 	if (survivors)
 		p_err("processes survive in the sandbox cgroup %s and are no longer confined; "
 		      "kill them with: echo 1 > %s/cgroup.kill", cg_path, cg_path);
@@ -1236,7 +1212,7 @@ out:
 		feed_close(&feed);
 	if (feed.fd >= 0)
 		feed_drain(&feed, &sink);
-	phase("events");
+	trace_phase("events");
 	if (registered) {
 		loader__remove_sandbox(l, cg.id);
 		/* The last sandbox that needed it takes it away; our own set goes whole (unload_later). */
@@ -1258,10 +1234,10 @@ out:
 	if (pinned && dns.r)
 		state_remove(SBX_DNS_COUNTS_DIR, cg.id);
 	dns_close(dns.r);
-	phase("entries");
+	trace_phase("entries");
 	if (pinned && registered && dns_written)
 		loader__purge_dns(l, cg.id);	/* the shared map keeps nothing of a sandbox that went */
-	phase("dns-purged");
+	trace_phase("dns-purged");
 	net_compiled_free(&o.net);
 	fs_compiled_free(&rules);
 	free(o.flag_rules);
@@ -1273,11 +1249,11 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	watch_close(&tw);
-	phase("closed");
+	trace_phase("closed");
 	if (l && !pinned)
 		unload_later(l);
 	loader__destroy(l);
 	policy_free(&o.policy);
-	phase("done");
+	trace_phase("done");
 	return ret;
 }

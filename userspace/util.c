@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "util.h"
 
@@ -246,4 +248,21 @@ int hold_until_exit(const int *fds, size_t n, const char *name)
 	if (err)
 		close(p[1]);
 	return err;		/* p[1] goes with this process: the child's signal */
+}
+
+void trace_phase(const char *what)
+{
+	static int on = -1;
+	struct timespec ts;
+	struct rusage ru;
+
+	if (on < 0)
+		on = getenv("SBX_TRACE_PHASES") != NULL;
+	if (!on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (getrusage(RUSAGE_SELF, &ru))
+		ru.ru_minflt = -1;
+	fprintf(stderr, "sbx-bpf: phase %s %lld %ld\n", what, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+		ru.ru_minflt);
 }

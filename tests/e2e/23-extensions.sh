@@ -1,10 +1,12 @@
-# The matcher and the dentry walk are BPF extensions (bpf/shared.bpf.c) put
-# in place of stand-ins that deny every path (docs/design.md, "Verified
-# once: extensions"). A pinned set pins their links under ext/, one per
-# function and program. With one taken away, that program's stand-in is
-# back, and it denies, never allows: a sandboxed read of an allowed file, a
-# mkdir where writes are allowed, are refused with their events, while the
-# rest of the host is untouched. An extension the kernel refuses
+# The matcher, the dentry walk and the sending of records are BPF
+# extensions (bpf/shared.bpf.c) put in place of stand-ins that deny every
+# path or lose every record, counted (docs/design.md, "Verified once:
+# extensions"). A pinned set pins their links under ext/, one per function
+# and program. With one taken away, that program's stand-in is back, and
+# it denies, never allows: a sandboxed read of an allowed file, a mkdir
+# where writes are allowed, are refused with their events, while the rest
+# of the host is untouched; an unlink denied without its record still
+# fails, and the record is counted as lost. An extension the kernel refuses
 # (SBX_TEST_DROP_SHARED) leaves out every program that calls it, each named,
 # and run refuses to start until they are accepted by name.
 # e2e: programs=own
@@ -15,12 +17,15 @@ CG=/sys/fs/cgroup/e2e-ext
 mkdir -p "$W/data" "$CG"
 echo secret >"$W/data/secret"
 echo open >"$W/open"
+KEEP=/var/tmp/e2e-ext-keep
+echo keep >"$KEEP"
 echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data\" ], \"allowWrite\": [ \"$W\" ] } }" >"$W/p.json"
 
 sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d1.err")"
-for p in fs_match@fs_file_open resolve_in@fs_file_open fs_match@fs_path_mkdir resolve_in@fs_path_mkdir; do
+for p in fs_match@fs_file_open resolve_in@fs_file_open fs_match@fs_path_mkdir resolve_in@fs_path_mkdir \
+	sbx_emit@fs_file_open sbx_emit@fs_path_unlink sbx_emit@task_kill sbx_emit@net_socket_connect; do
 	[ -e "$PIN/ext/$p" ] && pass "pinned/$p" || fail "pinned/$p" "$(ls "$PIN/ext" 2>&1 | head -5)"
 done
 sbx-bpf attach "$CG" --fresh --policy "$W/p.json" 2>"$W/a.err"
@@ -28,8 +33,8 @@ check attach/exit "$?" 0
 CGID=$(stat -c %i "$CG")
 
 # A process in the sandbox that lives through the changes below (an exec would be judged, and so
-# would a file it opened): "open PATH", "mkdir PATH" or "rmdir PATH" on each line of one fifo, its
-# errno's name on the other, both opened before any change.
+# would a file it opened): "open PATH", "mkdir PATH", "rmdir PATH" or "unlink PATH" on each line of
+# one fifo, its errno's name on the other, both opened before any change.
 mkfifo "$W/cmd" "$W/ans"
 sh -c 'echo $$ >'"$CG"'/cgroup.procs && exec python3 -B -c "$0" "$1"' '
 import errno, os, sys
@@ -43,6 +48,8 @@ for line in cmd:
             os.close(os.open(path, os.O_RDONLY))
         elif op == "mkdir":
             os.mkdir(path)
+        elif op == "unlink":
+            os.unlink(path)
         else:
             os.rmdir(path)
         a = "OK"
@@ -60,11 +67,21 @@ ask() {
 check linked/open-allowed "$(ask open "$W/open")" OK
 check linked/open-denied "$(ask open "$W/data/secret")" EACCES
 check linked/mkdir-allowed "$(ask mkdir "$W/made1")" OK
+check linked/unlink-denied "$(ask unlink "$KEEP")" EACCES
+wait_event linked/unlink-event "$W/ev1.json" "any(.[]; .type == \"violation\" and .path == \"$KEEP\" and
+	.errno == 13 and .sandbox_cgroup_id == $CGID)"
 
 # The daemon holds the links too: it goes (the set stays pinned and enforcing), then the pins.
 kill -9 "$D"
 wait "$D" 2>/dev/null
-rm "$PIN/ext/fs_match@fs_file_open" "$PIN/ext/resolve_in@fs_path_mkdir"
+rm "$PIN/ext/fs_match@fs_file_open" "$PIN/ext/resolve_in@fs_path_mkdir" "$PIN/ext/sbx_emit@fs_path_unlink"
+counter() { sbx-bpf status --json | jq -r ".counters.$1"; }
+# First, so that the records after it in the ring buffer show it sent none.
+lost0=$(counter events_lost) violations0=$(counter violations)
+check stand-in/unlink-refused "$(ask unlink "$KEEP")" EACCES
+check stand-in/unlink-lost-counted "$(($(counter events_lost) - lost0))" 1
+check stand-in/unlink-violation-counted "$(($(counter violations) - violations0))" 1
+[ -e "$KEEP" ] && pass stand-in/unlink-nothing-removed || fail stand-in/unlink-nothing-removed "$KEEP is gone"
 check stand-in/open-refused "$(ask open "$W/open")" EACCES
 check stand-in/mkdir-refused "$(ask mkdir "$W/made2")" EACCES
 [ ! -e "$W/made2" ] && pass stand-in/nothing-made || fail stand-in/nothing-made "$W/made2 exists"
@@ -79,6 +96,9 @@ wait_event stand-in/open-event "$W/ev2.json" "any(.[]; .type == \"violation\" an
 	.path == \"$W/open\" and .errno == 13 and .sandbox_cgroup_id == $CGID)"
 wait_event stand-in/mkdir-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .errno == 13 and
 	.path_unresolved == true and .sandbox_cgroup_id == $CGID)"
+# Records are read in order: the unlink's, had it sent one, would be in already.
+n=$(jq -s "[.[] | select(.type == \"violation\" and .path == \"$KEEP\")] | length" "$W/ev2.json")
+check stand-in/unlink-no-record "$n" 0
 exec 6>&- 7<&-
 wait "$READER"
 kill "$D" 2>/dev/null
@@ -91,11 +111,12 @@ wait_unloads 1200
 SBX_TEST_DROP_SHARED=1 sbx-bpf run --policy "$W/p.json" -- sh -c "touch $W/ran" 2>"$W/run.err"
 check refused/run-exit-1 "$?" 1
 [ ! -e "$W/ran" ] && pass refused/not-started || fail refused/not-started "it ran"
-grep -q "file_open: its shared path code cannot load: left out on request (SBX_TEST_DROP_SHARED)" "$W/run.err" &&
-grep -q "path_mkdir: its shared path code cannot load" "$W/run.err" &&
-grep -q "unix_stream_connect: its shared path code cannot load" "$W/run.err" &&
+grep -q "file_open: its shared code cannot load: left out on request (SBX_TEST_DROP_SHARED)" "$W/run.err" &&
+grep -q "path_mkdir: its shared code cannot load" "$W/run.err" &&
+grep -q "unix_stream_connect: its shared code cannot load" "$W/run.err" &&
+grep -q "task_kill: its shared code cannot load" "$W/run.err" &&
 grep -q -- "--accept-missing" "$W/run.err" && pass refused/names-each || fail refused/names-each "$(cat "$W/run.err")"
-# Accepted by name, it starts without them (and says so); task hooks are still enforced.
+# Accepted by name, it starts without them, and says so.
 ACCEPT=$(grep -- --accept-missing "$W/run.err" | tail -1 | awk '{ print $NF }')
 SBX_TEST_DROP_SHARED=1 sbx-bpf run --accept-missing "$ACCEPT" --policy "$W/p.json" -- sh -c "touch $W/ran" \
 	2>"$W/run2.err"
@@ -106,4 +127,4 @@ grep -q "running without the file_open hook (accepted)" "$W/run2.err" && pass re
 wait_unloads 1200
 
 rmdir "$CG" 2>/dev/null
-rm -rf "$W"
+rm -rf "$W" "$KEEP"
