@@ -39,19 +39,15 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "sbx_abi.h"
-#include "fs_verdict.h"
 #include "sbx_bss_layout.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* As sandbox.h defines them; the loader gives this object those very maps. */
-#define SBX_SHARED
-SBX_FS_RULES_MAP(SBX_SHARED);
-
 /*
  * The enforcement object's .bss: that map is this one's (loader.c), and of
  * the same size, which libbpf maps for both. SBX_BSS(type, name): its
- * variable @name, which must be a @type.
+ * variable @name, which must be a @type. sandbox.h declares none of them
+ * here (SBX_EXTENSION): the names below are these.
  */
 struct {
 	char raw[SBX_BSS_SIZE];
@@ -59,22 +55,38 @@ struct {
 #define SBX_BSS(type, name)	(*(volatile type *)(sbx_bss.raw + SBX_BSS_OFF_##name))
 #define SBX_BSS_IS(type, name)	_Static_assert(sizeof(type) == SBX_BSS_SIZE_##name, #name " is not a " #type)
 
-SBX_BSS_IS(__u64[SBX_FS_FILTER_WORDS], fs_filter);
-SBX_BSS_IS(__u64, rare_loop_flags);
-SBX_BSS_IS(__u64, coalesce_ns);
-SBX_BSS_IS(__u64, rate_interval_ns);
-SBX_BSS_IS(__u32, rate_burst);
-SBX_BSS_IS(__u64, ev_seq);
-#define fs_filter		(&SBX_BSS(__u64, fs_filter))
+#define nr_sandboxes		SBX_BSS(__u32, nr_sandboxes)
+#define sandbox_gen		SBX_BSS(__u64, sandbox_gen)
+#define scope_set		SBX_BSS(__u32, scope_set)
+#define policy_seq		SBX_BSS(__u32, policy_seq)
+#define arming_set		SBX_BSS(__u32, arming_set)
+#define nest_set		SBX_BSS(__u32, nest_set)
 #define rare_loop_flags		SBX_BSS(__u64, rare_loop_flags)
 #define coalesce_ns		SBX_BSS(__u64, coalesce_ns)
 #define rate_interval_ns	SBX_BSS(__u64, rate_interval_ns)
 #define rate_burst		SBX_BSS(__u32, rate_burst)
 #define ev_seq			SBX_BSS(__u64, ev_seq)
-/* As sandbox.h has it: the walks of rare paths in bpf_loop with flags read from memory. */
-#define rare_loop(n, cb, ctx)	bpf_loop((n), (cb), (ctx), rare_loop_flags)
+#define outside_tab		SBX_BSS(struct sbx_outside, outside_tab)
+#define fs_filter		(&SBX_BSS(__u64, fs_filter))
 
+/* The maps, as the enforcement object defines them: the loader gives this object those very maps. */
+#define SBX_DEFINE_MAPS
 #define SBX_EXTENSION
+#include "sandbox.h"
+
+SBX_BSS_IS(__u32, nr_sandboxes);
+SBX_BSS_IS(__u64, sandbox_gen);
+SBX_BSS_IS(__u32, scope_set);
+SBX_BSS_IS(__u32, policy_seq);
+SBX_BSS_IS(__u32, arming_set);
+SBX_BSS_IS(__u32, nest_set);
+SBX_BSS_IS(__u64, rare_loop_flags);
+SBX_BSS_IS(__u64, coalesce_ns);
+SBX_BSS_IS(__u64, rate_interval_ns);
+SBX_BSS_IS(__u32, rate_burst);
+SBX_BSS_IS(__u64, ev_seq);
+SBX_BSS_IS(struct sbx_outside, outside_tab);
+SBX_BSS_IS(__u64[SBX_FS_FILTER_WORDS], fs_filter);
+
 #include "fs_match.h"
 #include "resolve.h"
-#include "report.h"

@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "extension.h"
 
 #define EXT_PREFIX	"freplace/"
+/* Extensions one object may have: more are not loaded (extension__prepare). */
+#define EXT_MAX		16
 
 /* The function @prog replaces (its section's suffix), or NULL if it is no extension. */
 static const char *ext_target(const struct bpf_program *prog)
@@ -27,44 +30,58 @@ static const char *ext_target(const struct bpf_program *prog)
 	return strncmp(sec, EXT_PREFIX, strlen(EXT_PREFIX)) ? NULL : sec + strlen(EXT_PREFIX);
 }
 
+/* The functions of one loaded program: its BTF function records, read once. */
+struct prog_funcs {
+	struct bpf_func_info *fi;
+	__u32 n;
+};
+
 /*
- * Does the loaded program @fd (of an object whose BTF is @btf) have the
- * function @func? 1 or 0; -errno when it cannot be told, which no caller
- * may take for "no": that program would keep its stand-in.
+ * The functions of the loaded program @fd into @pf (none when it is not
+ * loaded). 0, or -errno when they cannot be read, which no caller may take
+ * for "none": that program would keep its stand-ins.
  */
-static int calls_func(int fd, const struct btf *btf, const char *func)
+static int prog_funcs_read(int fd, struct prog_funcs *pf)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), n;
-	struct bpf_func_info *fi;
-	int found = 0;
 
+	pf->fi = NULL;
+	pf->n = 0;
 	if (fd < 0)
-		return 0;	/* not loaded */
-	if (!btf)
-		return -ENODATA;
+		return 0;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
 	n = info.nr_func_info;
 	if (!n)
 		return 0;
-	fi = calloc(n, sizeof(*fi));
-	if (!fi)
+	pf->fi = calloc(n, sizeof(*pf->fi));
+	if (!pf->fi)
 		return -ENOMEM;
 	memset(&info, 0, sizeof(info));
 	info.nr_func_info = n;
-	info.func_info_rec_size = sizeof(*fi);
-	info.func_info = (__u64)(uintptr_t)fi;
+	info.func_info_rec_size = sizeof(*pf->fi);
+	info.func_info = (__u64)(uintptr_t)pf->fi;
 	len = sizeof(info);
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		found = -errno;
-	for (__u32 i = 0; !found && i < n && i < info.nr_func_info; i++) {
-		const struct btf_type *t = btf__type_by_id(btf, fi[i].type_id);
-
-		found = t && !strcmp(btf__name_by_offset(btf, t->name_off), func);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		free(pf->fi);
+		pf->fi = NULL;
+		return -errno;
 	}
-	free(fi);
-	return found;
+	pf->n = n < info.nr_func_info ? n : info.nr_func_info;
+	return 0;
+}
+
+/* Does @pf (of an object whose BTF is @btf) have the function @func? */
+static bool prog_funcs_has(const struct prog_funcs *pf, const struct btf *btf, const char *func)
+{
+	for (__u32 i = 0; i < pf->n; i++) {
+		const struct btf_type *t = btf__type_by_id(btf, pf->fi[i].type_id);
+
+		if (t && !strcmp(btf__name_by_offset(btf, t->name_off), func))
+			return true;
+	}
+	return false;
 }
 
 /* Is @m an object's .bss (libbpf names it "OBJNAME.bss")? */
@@ -93,7 +110,11 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 	const struct btf *btf = bpf_object__btf(obj);
 	struct bpf_program *x, *p;
 	struct bpf_map *m, *o;
+	bool found[EXT_MAX] = { false };
+	size_t i;
 
+	if (!btf)
+		return -ENODATA;
 	bpf_object__for_each_map(m, ext) {
 		if (bpf_map__is_internal(m) && !is_bss(m))
 			continue;	/* .rodata, .kconfig: the extension's own */
@@ -103,49 +124,96 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 		if (bpf_map__reuse_fd(m, bpf_map__fd(o)))
 			return -errno;
 	}
-	bpf_object__for_each_program(x, ext) {
-		const char *func = ext_target(x);
-		int target = -1;
+	/* Each extension's first caller, in the object's order: one read of each program's functions. */
+	bpf_object__for_each_program(p, obj) {
+		struct prog_funcs pf;
+		int err = prog_funcs_read(bpf_program__fd(p), &pf);
 
-		bpf_object__for_each_program(p, obj) {
-			int r = func ? calls_func(bpf_program__fd(p), btf, func) : 0;
+		if (err)
+			return err;
+		i = 0;
+		bpf_object__for_each_program(x, ext) {
+			const char *func = ext_target(x);
 
-			if (r < 0)
-				return r;
-			if (r) {
-				target = bpf_program__fd(p);
-				break;
+			if (i < EXT_MAX && func && !found[i] && prog_funcs_has(&pf, btf, func)) {
+				found[i] = true;
+				if (bpf_program__set_attach_target(x, bpf_program__fd(p), func))
+					err = -errno;
 			}
+			i++;
 		}
-		if (target < 0) {
-			bpf_program__set_autoload(x, false);
-			continue;
-		}
-		if (bpf_program__set_attach_target(x, target, func))
-			return -errno;
+		free(pf.fi);
+		if (err)
+			return err;
 	}
+	/* One no program calls is not loaded. */
+	i = 0;
+	bpf_object__for_each_program(x, ext)
+		if (i >= EXT_MAX || !found[i++])
+			bpf_program__set_autoload(x, false);
 	return 0;
 }
 
-static int links_add(struct ext_links *l, struct bpf_link *link, const char *func, const char *prog)
+static int links_add(struct ext_links *l, int fd, const char *func, const char *prog)
 {
 	if (l->nr == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct bpf_link **nl = realloc(l->link, cap * sizeof(*nl));
+		int *nf = realloc(l->fd, cap * sizeof(*nf));
 		char (*nn)[64];
 
-		if (!nl)
+		if (!nf)
 			return -ENOMEM;
-		l->link = nl;
+		l->fd = nf;
 		nn = realloc(l->name, cap * sizeof(*nn));
 		if (!nn)
 			return -ENOMEM;
 		l->name = nn;
 		l->cap = cap;
 	}
-	l->link[l->nr] = link;
+	l->fd[l->nr] = fd;
 	snprintf(l->name[l->nr], sizeof(l->name[0]), "%s@%s", func, prog);
 	l->nr++;
+	return 0;
+}
+
+/*
+ * Put extension @x in place of @func in the loaded program @p: a link fd
+ * or -errno. libbpf's bpf_program__attach_freplace would load @p's BTF
+ * from the kernel for every link to find @func in it; the object's own
+ * BTF has the same type ids (extension__prepare's reading of each
+ * program's functions relies on that too), so @func's id is found there,
+ * once per extension (@btf_id).
+ */
+static int link_one(const struct bpf_program *x, const struct bpf_program *p, __u32 btf_id)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, o, .target_btf_id = btf_id);
+	int fd = bpf_link_create(bpf_program__fd(x), bpf_program__fd(p), bpf_program__expected_attach_type(x), &o);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* One program's links: each loaded extension in @ext whose function @pf has. */
+static int link_program(struct bpf_object *ext, const struct bpf_program *p, const struct prog_funcs *pf,
+			const struct btf *btf, const int *btf_id, struct ext_links *l)
+{
+	struct bpf_program *x;
+	size_t i = 0;
+	int fd, err = 0;
+
+	bpf_object__for_each_program(x, ext) {
+		const char *func = ext_target(x);
+
+		if (i < EXT_MAX && bpf_program__fd(x) >= 0 && func && prog_funcs_has(pf, btf, func)) {
+			fd = btf_id[i] > 0 ? link_one(x, p, btf_id[i]) : -ENOENT;
+			err = fd < 0 ? fd : links_add(l, fd, func, bpf_program__name(p));
+			if (err) {
+				if (fd >= 0)
+					close(fd);
+				return err;
+			}
+		}
+		i++;
+	}
 	return 0;
 }
 
@@ -154,28 +222,27 @@ int extension__attach(struct bpf_object *ext, struct bpf_object *obj, struct ext
 {
 	const struct btf *btf = bpf_object__btf(obj);
 	struct bpf_program *x, *p;
-	struct bpf_link *link;
+	int btf_id[EXT_MAX] = { 0 };
+	size_t i = 0;
 	int err;
 
+	if (!btf)
+		return -ENODATA;
 	bpf_object__for_each_program(x, ext) {
-		const char *func = ext_target(x);
+		if (i < EXT_MAX && ext_target(x))
+			btf_id[i] = btf__find_by_name_kind(btf, ext_target(x), BTF_KIND_FUNC);
+		i++;
+	}
+	bpf_object__for_each_program(p, obj) {
+		struct prog_funcs pf;
 
-		if (!func || bpf_program__fd(x) < 0)
-			continue;
-		bpf_object__for_each_program(p, obj) {
-			err = calls_func(bpf_program__fd(p), btf, func);
-			if (!err)
-				continue;
-			link = NULL;
-			if (err > 0) {
-				link = bpf_program__attach_freplace(x, bpf_program__fd(p), func);
-				err = link ? links_add(l, link, func, bpf_program__name(p)) : -errno;
-			}
-			if (err) {
-				bpf_link__destroy(link);
-				snprintf(who, who_sz, "%s", bpf_program__name(p));
-				return err;
-			}
+		err = prog_funcs_read(bpf_program__fd(p), &pf);
+		if (!err)
+			err = link_program(ext, p, &pf, btf, btf_id, l);
+		free(pf.fi);
+		if (err) {
+			snprintf(who, who_sz, "%s", bpf_program__name(p));
+			return err;
 		}
 	}
 	return 0;
@@ -193,22 +260,30 @@ int extension__needed(struct bpf_object *ext)
 
 int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const struct bpf_program *prog)
 {
+	const struct btf *btf = bpf_object__btf(obj);
 	struct bpf_program *x;
+	struct prog_funcs pf;
+	int r;
 
-	bpf_object__for_each_program(x, ext) {
-		int r = ext_target(x) ? calls_func(bpf_program__fd(prog), bpf_object__btf(obj), ext_target(x)) : 0;
-
-		if (r)
-			return r;
-	}
-	return 0;
+	if (!btf)
+		return -ENODATA;
+	r = prog_funcs_read(bpf_program__fd(prog), &pf);
+	if (r)
+		return r;
+	bpf_object__for_each_program(x, ext)
+		if (ext_target(x) && prog_funcs_has(&pf, btf, ext_target(x))) {
+			r = 1;
+			break;
+		}
+	free(pf.fi);
+	return r;
 }
 
 void extension__unlink(struct ext_links *l)
 {
 	for (size_t i = 0; i < l->nr; i++)
-		bpf_link__destroy(l->link[i]);
-	free(l->link);
+		close(l->fd[i]);
+	free(l->fd);
 	free(l->name);
 	memset(l, 0, sizeof(*l));
 }

@@ -12,11 +12,10 @@
 
 struct bpf_object;
 struct bpf_program;
-struct bpf_link;
 
 /* The links of one extension object on one loaded object. */
 struct ext_links {
-	struct bpf_link **link;
+	int *fd;			/* BPF link fds: closed, the stand-ins come back */
 	char (*name)[64];	/* "FUNC@PROG", for pins and messages */
 	size_t nr, cap;
 };
@@ -45,7 +44,7 @@ int extension__needed(struct bpf_object *ext);
 /* Does program @prog of @obj (loaded) call any function @ext replaces? 1, 0 or -errno. */
 int extension__calls(struct bpf_object *ext, struct bpf_object *obj, const struct bpf_program *prog);
 
-/* Destroy the links (the stand-ins come back) and free @l's arrays. */
+/* Close the links (the stand-ins come back) and free @l's arrays. */
 void extension__unlink(struct ext_links *l);
 
 #endif /* SBX_EXTENSION_H */

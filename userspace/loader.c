@@ -740,7 +740,7 @@ size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max)
 	}
 	for (size_t i = 0; i < l->ext.nr; i++) {
 		if (n < max)
-			fds[n] = bpf_link__fd(l->ext.link[i]);
+			fds[n] = l->ext.fd[i];
 		n++;
 	}
 	return n;
@@ -1452,7 +1452,8 @@ int loader__pin(struct sbx_loader *l, const char *dir)
 		      (bpf_obj_pin(bpf_program__fd(l->skel->progs.fs_file_permission), p) ? -errno : 0);
 	/* The extensions first: a program pinned on its hook must never be left with its stand-ins. */
 	for (size_t i = 0; !err && i < l->ext.nr; i++)
-		err = pin_path(p, sizeof(p), dir, EXT_SUB, l->ext.name[i]) ?: bpf_link__pin(l->ext.link[i], p);
+		err = pin_path(p, sizeof(p), dir, EXT_SUB, l->ext.name[i]) ?:
+		      (bpf_obj_pin(l->ext.fd[i], p) ? -errno : 0);
 	s = l->skel->skeleton;
 	for (int i = 0; !err && i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;

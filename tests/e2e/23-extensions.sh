@@ -1,12 +1,14 @@
-# The matcher, the dentry walk and the sending of records are BPF
-# extensions (bpf/shared.bpf.c) put in place of stand-ins that deny every
-# path or lose every record, counted (docs/design.md, "Verified once:
+# The matcher, the dentry walk, the sending of records and the lookup of a
+# task's sandboxes are BPF extensions (bpf/shared.bpf.c) put in place of
+# stand-ins that deny every path, lose every record (counted), or take no
+# chain of sandboxes, which denies (docs/design.md, "Verified once:
 # extensions"). A pinned set pins their links under ext/, one per function
 # and program. With one taken away, that program's stand-in is back, and
-# it denies, never allows: a sandboxed read of an allowed file, a mkdir
-# where writes are allowed, are refused with their events, while the rest
-# of the host is untouched; an unlink denied without its record still
-# fails, and the record is counted as lost. An extension the kernel refuses
+# it denies, never allows: a sandboxed read of an allowed file, a mkdir or
+# chmod where writes are allowed, are refused (with their events, where
+# the record's extension is in), while the rest of the host is untouched;
+# an unlink denied without its record still fails, and the record is
+# counted as lost. An extension the kernel refuses
 # (SBX_TEST_DROP_SHARED) leaves out every program that calls it, each named,
 # and run refuses to start until they are accepted by name.
 # e2e: programs=own
@@ -25,7 +27,8 @@ sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d1.err")"
 for p in fs_match@fs_file_open resolve_in@fs_file_open fs_match@fs_path_mkdir resolve_in@fs_path_mkdir \
-	sbx_emit@fs_file_open sbx_emit@fs_path_unlink sbx_emit@task_kill sbx_emit@net_socket_connect; do
+	sbx_emit@fs_file_open sbx_emit@fs_path_unlink sbx_emit@task_kill sbx_emit@net_socket_connect \
+	sbx_current_chain@fs_path_chmod sbx_current_chain@net_socket_connect sbx_unjudged@task_kill; do
 	[ -e "$PIN/ext/$p" ] && pass "pinned/$p" || fail "pinned/$p" "$(ls "$PIN/ext" 2>&1 | head -5)"
 done
 sbx-bpf attach "$CG" --fresh --policy "$W/p.json" 2>"$W/a.err"
@@ -33,8 +36,8 @@ check attach/exit "$?" 0
 CGID=$(stat -c %i "$CG")
 
 # A process in the sandbox that lives through the changes below (an exec would be judged, and so
-# would a file it opened): "open PATH", "mkdir PATH", "rmdir PATH" or "unlink PATH" on each line of
-# one fifo, its errno's name on the other, both opened before any change.
+# would a file it opened): "open PATH", "mkdir PATH", "rmdir PATH", "unlink PATH" or "chmod PATH" on
+# each line of one fifo, its errno's name on the other, both opened before any change.
 mkfifo "$W/cmd" "$W/ans"
 sh -c 'echo $$ >'"$CG"'/cgroup.procs && exec python3 -B -c "$0" "$1"' '
 import errno, os, sys
@@ -50,6 +53,8 @@ for line in cmd:
             os.mkdir(path)
         elif op == "unlink":
             os.unlink(path)
+        elif op == "chmod":
+            os.chmod(path, 0o600)
         else:
             os.rmdir(path)
         a = "OK"
@@ -67,6 +72,7 @@ ask() {
 check linked/open-allowed "$(ask open "$W/open")" OK
 check linked/open-denied "$(ask open "$W/data/secret")" EACCES
 check linked/mkdir-allowed "$(ask mkdir "$W/made1")" OK
+check linked/chmod-allowed "$(ask chmod "$W/open")" OK
 check linked/unlink-denied "$(ask unlink "$KEEP")" EACCES
 wait_event linked/unlink-event "$W/ev1.json" "any(.[]; .type == \"violation\" and .path == \"$KEEP\" and
 	.errno == 13 and .sandbox_cgroup_id == $CGID)"
@@ -74,7 +80,8 @@ wait_event linked/unlink-event "$W/ev1.json" "any(.[]; .type == \"violation\" an
 # The daemon holds the links too: it goes (the set stays pinned and enforcing), then the pins.
 kill -9 "$D"
 wait "$D" 2>/dev/null
-rm "$PIN/ext/fs_match@fs_file_open" "$PIN/ext/resolve_in@fs_path_mkdir" "$PIN/ext/sbx_emit@fs_path_unlink"
+rm "$PIN/ext/fs_match@fs_file_open" "$PIN/ext/resolve_in@fs_path_mkdir" "$PIN/ext/sbx_emit@fs_path_unlink" \
+	"$PIN/ext/sbx_current_chain@fs_path_chmod"
 counter() { sbx-bpf status --json | jq -r ".counters.$1"; }
 # First, so that the records after it in the ring buffer show it sent none.
 lost0=$(counter events_lost) violations0=$(counter violations)
@@ -82,6 +89,12 @@ check stand-in/unlink-refused "$(ask unlink "$KEEP")" EACCES
 check stand-in/unlink-lost-counted "$(($(counter events_lost) - lost0))" 1
 check stand-in/unlink-violation-counted "$(($(counter violations) - violations0))" 1
 [ -e "$KEEP" ] && pass stand-in/unlink-nothing-removed || fail stand-in/unlink-nothing-removed "$KEEP is gone"
+# No chain of sandboxes: refused, as a task under more sandboxes than can be judged (counted, no record).
+chmod 644 "$W/open"
+denied0=$(counter denied)
+check stand-in/chmod-refused "$(ask chmod "$W/open")" EACCES
+check stand-in/chmod-denied-counted "$(($(counter denied) - denied0))" 1
+check stand-in/chmod-nothing-changed "$(stat -c %a "$W/open")" 644
 check stand-in/open-refused "$(ask open "$W/open")" EACCES
 check stand-in/mkdir-refused "$(ask mkdir "$W/made2")" EACCES
 [ ! -e "$W/made2" ] && pass stand-in/nothing-made || fail stand-in/nothing-made "$W/made2 exists"
