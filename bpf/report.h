@@ -365,11 +365,10 @@ static __noinline void send_record(struct sbx_event *ev)
  * the upper, the verdict in the lower half of @op_verdict) and send it, cut
  * to its paths' real size — unless it repeats one just sent (coalesced) or
  * its sandbox is over its record rate (throttled). The verdict never
- * depends on this. The extension put in place of every program's stand-in
- * below: verified once, not in each program that reports.
+ * depends on this. Put in place of every program's stand-in below
+ * (sbx_emit_ext): verified once, not in each program that reports.
  */
-SEC("freplace/sbx_emit")
-int sbx_emit(struct sbx_event *ev, __u64 sandbox_cgid, __u64 op_verdict, __u32 rule_id, int error)
+__noinline int sbx_emit(struct sbx_event *ev, __u64 sandbox_cgid, __u64 op_verdict, __u32 rule_id, int error)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
@@ -394,6 +393,17 @@ int sbx_emit(struct sbx_event *ev, __u64 sandbox_cgid, __u64 op_verdict, __u32 r
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	send_record(ev);
 	return 0;
+}
+
+/*
+ * The extension itself: the function above, which the extension's own
+ * judges (task_judge.h) call too. libbpf links calls only to functions in
+ * .text, not to another program's entry.
+ */
+SEC("freplace/sbx_emit")
+int sbx_emit_ext(struct sbx_event *ev, __u64 sandbox_cgid, __u64 op_verdict, __u32 rule_id, int error)
+{
+	return sbx_emit(ev, sandbox_cgid, op_verdict, rule_id, error);
 }
 #elif defined(SBX_DEFINE_MAPS)
 /*

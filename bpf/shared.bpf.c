@@ -17,6 +17,15 @@
  *                          throttled or sent (report.h); its stand-in
  *                          sends nothing and counts the record as lost,
  *                          and the verdict stands either way
+ *   freplace/sbx_current_chain  the sandboxes over the current task
+ *   freplace/sbx_unjudged  and whether a call without a work slot is
+ *                          refused (sandbox.h); their stand-ins take no
+ *                          chain and refuse such a call: a task the outside
+ *                          cache does not know is denied what is judged
+ *   freplace/sbx_judge_task  whether a sandboxed task may act on another
+ *                          (task_judge.h); its stand-in refuses
+ *   freplace/sbx_judge_one  one object of a path hook judged for writing
+ *                          (fs_judge.h); its stand-in refuses
  *
  * The stand-ins are what a program runs until its extensions are attached,
  * and the loader attaches no program before that: a program whose
@@ -90,3 +99,5 @@ SBX_BSS_IS(__u64[SBX_FS_FILTER_WORDS], fs_filter);
 
 #include "fs_match.h"
 #include "resolve.h"
+#include "task_judge.h"
+#include "fs_judge.h"

@@ -72,71 +72,15 @@
 	 CAPBIT(37) /* AUDIT_READ */ | CAPBIT(38) /* PERFMON */ |		\
 	 CAPBIT(39) /* BPF */ | CAPBIT(40) /* CHECKPOINT_RESTORE */)
 
-/* What task_level compares: a task's cgroup, read as a number (probe reads only). */
-struct under_walk {
-	struct cgroup *cg;
-	__u64 cgid;
-	__u32 found;
-};
-
-/*
- * bpf_loop callback: whether the @i-th ancestor (0: the root) of the
- * target's cgroup is the sandbox's. As a loop inside each step of the
- * chain loop, the 32 levels were verified four times in each of the eight
- * programs that judge a target task; a callback is verified once.
- */
-static long task_level(__u32 i, void *ctx)
-{
-	struct under_walk *w = ctx;
-	struct cgroup *cg = w->cg;
-
-	if (BPF_CORE_READ(cg, ancestors[i], kn, id) != w->cgid)
-		return 0;
-	w->found = 1;
-	return 1;
-}
-
-/* Whether cgroup @cgid is @t's cgroup (v2) or one of its ancestors. */
-static __always_inline bool task_under(struct task_struct *t, __u64 cgid)
-{
-	/* A local, not w.cg, in the reads: BPF_CORE_READ would relocate under_walk's field too. */
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-	struct under_walk w = { .cg = cg, .cgid = cgid };
-	int level;
-
-	if (!cg)
-		return false;
-	level = BPF_CORE_READ(cg, level);
-	if (level < 0)
-		return false;
-	/* As deep as a sandbox can be (attach refuses deeper): its id is among these. */
-	if (level >= SBX_CGROUP_MAX_LEVELS)
-		level = SBX_CGROUP_MAX_LEVELS - 1;
-	bpf_loop(level + 1, task_level, &w, 0);
-	return w.found;
-}
-
-/* The event fields about the task acted on: its process id and name. */
-static __always_inline void note_target(struct judge *j, struct task_struct *t)
-{
-	struct sbx_event *ev = &j->s->ev;
-
-	ev->flags |= SBX_EV_TARGET;
-	ev->target = BPF_CORE_READ(t, tgid);
-	bpf_probe_read_kernel_str(ev->path, SBX_COMM_LEN, &t->comm);
-	ev->path_len = 0;
-	for (int i = 0; i < SBX_COMM_LEN - 1 && ev->path[i]; i++)
-		ev->path_len++;
-}
+#include "task_judge.h"
 
 /*
  * @op on task @t: allowed when @t runs under every sandbox of the caller's
- * chain, else -EPERM and an event (none when @quiet).
+ * chain, else -EPERM and an event (none when @quiet): sbx_judge_task.
  */
 static __always_inline int judge_task(struct task_struct *t, __u32 op, __u32 arg, bool quiet)
 {
 	JUDGE(j);
-	__u32 i;
 	int res;
 
 	if (!t)
@@ -144,21 +88,7 @@ static __always_inline int judge_task(struct task_struct *t, __u32 op, __u32 arg
 	res = judge_begin(&j);
 	if (res <= 0)
 		return res ? -EPERM : 0;
-	for_each_sandbox(&j, i) {
-		if (task_under(t, j.sandbox_cgid))
-			continue;
-		if (quiet) {	/* not counted either: ps alone makes hundreds */
-			if (j.sb->flags & SBX_SANDBOX_AUDIT)
-				continue;	/* an enforcing sandbox inside it still refuses */
-			return -EPERM;
-		}
-		note_target(&j, t);
-		j.s->ev.arg = arg;
-		res = deny_err(&j, op, SBX_RULE_TASK, -EPERM);
-		if (res)
-			return res;
-	}
-	return 0;
+	return sbx_judge_task(j.s, ptr_value(t), op, arg, quiet);
 }
 
 /* @op is refused to every sandboxed task; @name (may be NULL) goes in the event's path. */

@@ -1,16 +1,18 @@
-# The matcher, the dentry walk, the sending of records and the lookup of a
-# task's sandboxes are BPF extensions (bpf/shared.bpf.c) put in place of
-# stand-ins that deny every path, lose every record (counted), or take no
-# chain of sandboxes, which denies (docs/design.md, "Verified once:
-# extensions"). A pinned set pins their links under ext/, one per function
-# and program. With one taken away, that program's stand-in is back, and
-# it denies, never allows: a sandboxed read of an allowed file, a mkdir or
-# chmod where writes are allowed, are refused (with their events, where
-# the record's extension is in), while the rest of the host is untouched;
-# an unlink denied without its record still fails, and the record is
-# counted as lost. An extension the kernel refuses
-# (SBX_TEST_DROP_SHARED) leaves out every program that calls it, each named,
-# and run refuses to start until they are accepted by name.
+# What many programs share is verified once, as BPF extensions
+# (bpf/shared.bpf.c) put in place of stand-ins (docs/design.md, "Verified
+# once: extensions"): the matcher and the dentry walk, whose stand-ins
+# judge no path; the sending of records, whose stand-in loses each record
+# (counted); the lookup of a task's sandboxes, whose stand-in takes no
+# chain; the judges of one object and of a target task, whose stand-ins
+# refuse. A pinned set pins their links under ext/, one per function and
+# program. With one taken away, that program's stand-in is back, and it
+# denies, never allows: a sandboxed read of an allowed file, a rename, a
+# mkdir or a chmod where writes are allowed, a task renicing itself, are
+# refused (with their events, where the record's extension is in), while
+# the rest of the host is untouched; an F_SETOWN refused without its record
+# still fails, and the record is counted as lost. An extension the kernel
+# refuses (SBX_TEST_DROP_SHARED) leaves out every program that calls it,
+# each named, and run refuses to start until they are accepted by name.
 # e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
@@ -19,16 +21,16 @@ CG=/sys/fs/cgroup/e2e-ext
 mkdir -p "$W/data" "$CG"
 echo secret >"$W/data/secret"
 echo open >"$W/open"
-KEEP=/var/tmp/e2e-ext-keep
-echo keep >"$KEEP"
+touch "$W/ren1" "$W/ren2"
 echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data\" ], \"allowWrite\": [ \"$W\" ] } }" >"$W/p.json"
 
 sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d1.err")"
-for p in fs_match@fs_file_open resolve_in@fs_file_open fs_match@fs_path_mkdir resolve_in@fs_path_mkdir \
-	sbx_emit@fs_file_open sbx_emit@fs_path_unlink sbx_emit@task_kill sbx_emit@net_socket_connect \
-	sbx_current_chain@fs_path_chmod sbx_current_chain@net_socket_connect sbx_unjudged@task_kill; do
+for p in fs_match@fs_file_open resolve_in@fs_file_open resolve_in@fs_path_rename sbx_judge_one@fs_path_mkdir \
+	sbx_judge_one@fs_path_unlink sbx_emit@fs_file_open sbx_emit@task_file_fcntl sbx_emit@net_socket_connect \
+	sbx_current_chain@fs_path_chmod sbx_current_chain@net_socket_connect sbx_unjudged@task_kill \
+	sbx_judge_task@task_kill sbx_judge_task@task_setnice; do
 	[ -e "$PIN/ext/$p" ] && pass "pinned/$p" || fail "pinned/$p" "$(ls "$PIN/ext" 2>&1 | head -5)"
 done
 sbx-bpf attach "$CG" --fresh --policy "$W/p.json" 2>"$W/a.err"
@@ -36,11 +38,13 @@ check attach/exit "$?" 0
 CGID=$(stat -c %i "$CG")
 
 # A process in the sandbox that lives through the changes below (an exec would be judged, and so
-# would a file it opened): "open PATH", "mkdir PATH", "rmdir PATH", "unlink PATH" or "chmod PATH" on
-# each line of one fifo, its errno's name on the other, both opened before any change.
+# would a file it opened): "OP PATH" on each line of one fifo (open, mkdir, rmdir, rename to
+# PATH.moved, chmod; setown and nice take none: the fifo's SIGIO owner set to the process outside
+# that started it, its own priority set again), its errno's name on the other, both opened before
+# any change.
 mkfifo "$W/cmd" "$W/ans"
 sh -c 'echo $$ >'"$CG"'/cgroup.procs && exec python3 -B -c "$0" "$1"' '
-import errno, os, sys
+import errno, fcntl, os, sys
 w = sys.argv[1]
 cmd = open(w + "/cmd")
 ans = open(w + "/ans", "w")
@@ -51,12 +55,18 @@ for line in cmd:
             os.close(os.open(path, os.O_RDONLY))
         elif op == "mkdir":
             os.mkdir(path)
-        elif op == "unlink":
-            os.unlink(path)
+        elif op == "rmdir":
+            os.rmdir(path)
+        elif op == "rename":
+            os.rename(path, path + ".moved")
         elif op == "chmod":
             os.chmod(path, 0o600)
+        elif op == "nice":
+            os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0))
+        elif op == "setown":
+            fcntl.fcntl(cmd.fileno(), fcntl.F_SETOWN, os.getppid())
         else:
-            os.rmdir(path)
+            raise OSError(errno.EINVAL, op)
         a = "OK"
     except OSError as e:
         a = errno.errorcode[e.errno]
@@ -72,32 +82,39 @@ ask() {
 check linked/open-allowed "$(ask open "$W/open")" OK
 check linked/open-denied "$(ask open "$W/data/secret")" EACCES
 check linked/mkdir-allowed "$(ask mkdir "$W/made1")" OK
+check linked/rename-allowed "$(ask rename "$W/ren1")" OK
 check linked/chmod-allowed "$(ask chmod "$W/open")" OK
-check linked/unlink-denied "$(ask unlink "$KEEP")" EACCES
-wait_event linked/unlink-event "$W/ev1.json" "any(.[]; .type == \"violation\" and .path == \"$KEEP\" and
-	.errno == 13 and .sandbox_cgroup_id == $CGID)"
+check linked/nice-self-allowed "$(ask nice self)" OK
+check linked/setown-denied "$(ask setown -)" EPERM
+wait_event linked/setown-event "$W/ev1.json" "any(.[]; .type == \"violation\" and .op == \"signal\" and
+	.errno == 1 and .sandbox_cgroup_id == $CGID)"
 
 # The daemon holds the links too: it goes (the set stays pinned and enforcing), then the pins.
 kill -9 "$D"
 wait "$D" 2>/dev/null
-rm "$PIN/ext/fs_match@fs_file_open" "$PIN/ext/resolve_in@fs_path_mkdir" "$PIN/ext/sbx_emit@fs_path_unlink" \
-	"$PIN/ext/sbx_current_chain@fs_path_chmod"
+for p in fs_match@fs_file_open resolve_in@fs_path_rename sbx_judge_one@fs_path_mkdir sbx_emit@task_file_fcntl \
+	sbx_current_chain@fs_path_chmod sbx_judge_task@task_setnice; do
+	rm "$PIN/ext/$p"
+done
 counter() { sbx-bpf status --json | jq -r ".counters.$1"; }
 # First, so that the records after it in the ring buffer show it sent none.
 lost0=$(counter events_lost) violations0=$(counter violations)
-check stand-in/unlink-refused "$(ask unlink "$KEEP")" EACCES
-check stand-in/unlink-lost-counted "$(($(counter events_lost) - lost0))" 1
-check stand-in/unlink-violation-counted "$(($(counter violations) - violations0))" 1
-[ -e "$KEEP" ] && pass stand-in/unlink-nothing-removed || fail stand-in/unlink-nothing-removed "$KEEP is gone"
-# No chain of sandboxes: refused, as a task under more sandboxes than can be judged (counted, no record).
-chmod 644 "$W/open"
-denied0=$(counter denied)
-check stand-in/chmod-refused "$(ask chmod "$W/open")" EACCES
-check stand-in/chmod-denied-counted "$(($(counter denied) - denied0))" 1
-check stand-in/chmod-nothing-changed "$(stat -c %a "$W/open")" 644
+check stand-in/setown-refused "$(ask setown -)" EPERM
+check stand-in/setown-lost-counted "$(($(counter events_lost) - lost0))" 1
+check stand-in/setown-violation-counted "$(($(counter violations) - violations0))" 1
 check stand-in/open-refused "$(ask open "$W/open")" EACCES
-check stand-in/mkdir-refused "$(ask mkdir "$W/made2")" EACCES
+check stand-in/rename-refused "$(ask rename "$W/ren2")" EACCES
+[ -e "$W/ren2" ] && pass stand-in/nothing-renamed || fail stand-in/nothing-renamed "$W/ren2 is gone"
+# The stand-ins below send no record: each refusal is counted.
+chmod 644 "$W/open"
+for c in "mkdir $W/made2 EACCES" "chmod $W/open EACCES" "nice self EPERM"; do
+	set -- $c
+	denied0=$(counter denied)
+	check "stand-in/$1-refused" "$(ask "$1" "$2")" "$3"
+	check "stand-in/$1-denied-counted" "$(($(counter denied) - denied0))" 1
+done
 [ ! -e "$W/made2" ] && pass stand-in/nothing-made || fail stand-in/nothing-made "$W/made2 exists"
+check stand-in/chmod-nothing-changed "$(stat -c %a "$W/open")" 644
 check stand-in/outside-untouched "$(sbx-probe open "$W/open")" OK
 # Another program's links are its own: path_rmdir still judges by the policy.
 check stand-in/others-linked "$(ask rmdir "$W/made1")" OK
@@ -107,11 +124,11 @@ D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/restart "$(cat "$W/d2.err")"
 wait_event stand-in/open-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .op == \"read\" and
 	.path == \"$W/open\" and .errno == 13 and .sandbox_cgroup_id == $CGID)"
-wait_event stand-in/mkdir-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .errno == 13 and
-	.path_unresolved == true and .sandbox_cgroup_id == $CGID)"
-# Records are read in order: the unlink's, had it sent one, would be in already.
-n=$(jq -s "[.[] | select(.type == \"violation\" and .path == \"$KEEP\")] | length" "$W/ev2.json")
-check stand-in/unlink-no-record "$n" 0
+wait_event stand-in/rename-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .op == \"rename\" and
+	.errno == 13 and .path_unresolved == true and .sandbox_cgroup_id == $CGID)"
+# Records are read in order: the refused setown's, had it sent one, would be in already.
+n=$(jq -s '[.[] | select(.type == "violation" and .op == "signal")] | length' "$W/ev2.json")
+check stand-in/setown-no-record "$n" 0
 exec 6>&- 7<&-
 wait "$READER"
 kill "$D" 2>/dev/null
@@ -140,4 +157,4 @@ grep -q "running without the file_open hook (accepted)" "$W/run2.err" && pass re
 wait_unloads 1200
 
 rmdir "$CG" 2>/dev/null
-rm -rf "$W" "$KEEP"
+rm -rf "$W"
