@@ -179,26 +179,31 @@ fi
 # Where a run's start-up goes (SBX_TRACE_PHASES: run prints its clock at
 # each phase's end): each phase's median over $1 runs, so that work of the
 # daemon's once-a-second tick, which lands in whichever phase it falls in,
-# does not stand for the phase.
+# does not stand for the phase. "idle": of that time, how much the CPU sat
+# idle (the kernel's count, in 10 ms steps): under -icount an idle guest's
+# clock jumps to its next timer, so a kernel that waits (a grace period)
+# shows as time no instruction ran.
 phases() {
-	rm -f "$B"/phase-* "$B"/faults-*
+	rm -f "$B"/phase-* "$B"/faults-* "$B"/idle-*
 	i=0
 	while [ $i -lt "$1" ]; do
 		# Into a file, read after: an awk reading a pipe would start (exec, ld.so) during
 		# the run, and its instructions would land in whichever phase it was scheduled in.
 		SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>"$B/trace" >/dev/null
-		awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6, $5 - pf; prev = $4; pf = $5 }' \
+		awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6, $5 - pf, ($6 - pi) * 10; prev = $4; pf = $5; pi = $6 }' \
 			"$B/trace" >"$B/phases"
-		while read -r name v f; do
+		while read -r name v f idle; do
 			echo "$v" >>"$B/phase-$name"
 			echo "$f" >>"$B/faults-$name"
+			echo "$idle" >>"$B/idle-$name"
 		done <"$B/phases"
 		i=$((i + 1))
 	done
-	printf '  %-12s %12s %8s\n' phase time faults
-	while read -r name v f; do
-		printf '  %-12s %12.3f ms %8s\n' "$name" "$(med_min_max "$B/phase-$name" | awk '{ print $1 }')" \
-			"$(med_min_max "$B/faults-$name" | awk '{ print $1 }')"
+	printf '  %-12s %12s %8s %10s\n' phase time faults "idle"
+	while read -r name v f idle; do
+		printf '  %-12s %12.3f ms %8s %7s ms\n' "$name" "$(med_min_max "$B/phase-$name" | awk '{ print $1 }')" \
+			"$(med_min_max "$B/faults-$name" | awk '{ print $1 }')" \
+			"$(med_min_max "$B/idle-$name" | awk '{ print $1 }')"
 	done <"$B/phases"
 }
 echo

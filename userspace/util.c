@@ -255,6 +255,8 @@ void trace_phase(const char *what)
 	static int on = -1;
 	struct timespec ts;
 	struct rusage ru;
+	char up[64];
+	double idle;
 
 	if (on < 0)
 		on = getenv("SBX_TRACE_PHASES") != NULL;
@@ -263,6 +265,9 @@ void trace_phase(const char *what)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (getrusage(RUSAGE_SELF, &ru))
 		ru.ru_minflt = -1;
-	fprintf(stderr, "sbx-bpf: phase %s %lld %ld\n", what, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
-		ru.ru_minflt);
+	/* The CPUs' idle time so far (/proc/uptime, in hundredths of a second). */
+	if (read_file("/proc/uptime", up, sizeof(up)) <= 0 || sscanf(up, "%*f %lf", &idle) != 1)
+		idle = 0;
+	fprintf(stderr, "sbx-bpf: phase %s %lld %ld %lld\n", what, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+		ru.ru_minflt, (long long)(idle * 100 + 0.5));
 }
