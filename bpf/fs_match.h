@@ -286,8 +286,13 @@ static long fs_walk_step(__u32 i, void *ctx)
  * object (shared.bpf.c, SBX_EXTENSION); elsewhere (the host's tests), a
  * global function.
  */
+#ifdef SBX_EXTENSION
+SEC("freplace/fs_match")
+int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_state *st)
+#else
 __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id,
 					__u32 mask, struct fs_state *st)
+#endif
 {
 	const char *path = p ? p->s : NULL;
 	struct fs_walk w;
@@ -318,15 +323,6 @@ __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 poli
 	st->v.guard_mandatory = !!(st->last_flags & SBX_FS_GUARD_MANDATORY);
 	return 0;
 }
-
-#ifdef SBX_EXTENSION
-/* The extension: fs_match, which the extension's own judges (fs_judge.h) call too. */
-SEC("freplace/fs_match")
-int fs_match_ext(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_state *st)
-{
-	return fs_match(p, len, policy_id, mask, st);
-}
-#endif
 
 #elif defined(SBX_FS_MATCH_STUB)
 /*

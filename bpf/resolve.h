@@ -274,10 +274,11 @@ static long up_step(__u32 i, void *ctx)
  * numbers, read as plain_loads says) in @walk (start, len), and copy it to
  * @out (SBX_PATH_MAX bytes) with its length in @out_len unless @out is
  * NULL. Verified once, here, and put in place of the enforcement
- * programs' stand-in (resolve_in_ext).
+ * programs' stand-in.
  */
-__noinline int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
-			  struct sbx_path_len *out_len)
+SEC("freplace/resolve_in")
+int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
+	       struct sbx_path_len *out_len)
 {
 	struct up_walk w = { .pos = SBX_PATH_MAX };
 	struct mount *mnt;
@@ -323,13 +324,6 @@ __noinline int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_pa
 	out->s[len & (SBX_PATH_MAX - 1)] = '\0';
 	out_len->n = len;
 	return PATH_RESOLVED;
-}
-
-/* The extension: resolve_in, which the extension's own judges (fs_judge.h) call too. */
-SEC("freplace/resolve_in")
-int resolve_in_ext(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out, struct sbx_path_len *out_len)
-{
-	return resolve_in(d, m, walk, out, out_len);
 }
 
 #else

@@ -24,8 +24,6 @@
  *                          cache does not know is denied what is judged
  *   freplace/sbx_judge_task  whether a sandboxed task may act on another
  *                          (task_judge.h); its stand-in refuses
- *   freplace/sbx_judge_one  one object of a path hook judged for writing
- *                          (fs_judge.h); its stand-in refuses
  *
  * The stand-ins are what a program runs until its extensions are attached,
  * and the loader attaches no program before that: a program whose
@@ -100,4 +98,3 @@ SBX_BSS_IS(__u64[SBX_FS_FILTER_WORDS], fs_filter);
 #include "fs_match.h"
 #include "resolve.h"
 #include "task_judge.h"
-#include "fs_judge.h"
