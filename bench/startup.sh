@@ -179,8 +179,9 @@ fi
 # Where a run's start-up goes (SBX_TRACE_PHASES: run prints its clock at
 # each phase's end): each phase's median over $1 runs, so that work of the
 # daemon's once-a-second tick, which lands in whichever phase it falls in,
-# does not stand for the phase. "idle": of that time, how much the CPU sat
-# idle (the kernel's count, in 10 ms steps): under -icount an idle guest's
+# does not stand for the phase. "idle": of that time, how much the CPUs sat
+# idle (the kernel's count over all CPUs, in 10 ms steps; the benchmarks'
+# guest has one): under -icount an idle guest's
 # clock jumps to its next timer, so a kernel that waits (a grace period)
 # shows as time no instruction ran.
 phases() {

@@ -12,9 +12,10 @@
  * fifth of the verifier's work on 6.1 and a third of its time on 7.x
  * (bench/RESULTS.md, stop 42). The verdict never depends on it.
  *
- * The includer defines SBX_SHARED (the maps' storage); the extension also
- * defines what the steps read from the enforcement object's .bss:
- * rare_loop(), coalesce_ns, rate_interval_ns, rate_burst, ev_seq.
+ * The includer defines SBX_SHARED (the maps' storage) and rare_loop()
+ * (sandbox.h); the extension (shared.bpf.c) also names where the steps
+ * find the enforcement object's .bss variables: rare_loop_flags,
+ * coalesce_ns, rate_interval_ns, rate_burst, ev_seq.
  */
 #ifndef SBX_REPORT_H
 #define SBX_REPORT_H

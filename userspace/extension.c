@@ -19,7 +19,7 @@
 #include "extension.h"
 
 #define EXT_PREFIX	"freplace/"
-/* Extensions one object may have: more are not loaded (extension__prepare). */
+/* Extensions one object may have: with more, extension__prepare refuses the object. */
 #define EXT_MAX		16
 
 /* The function @prog replaces (its section's suffix), or NULL if it is no extension. */
@@ -64,9 +64,11 @@ static int prog_funcs_read(int fd, struct prog_funcs *pf)
 	info.func_info = (__u64)(uintptr_t)pf->fi;
 	len = sizeof(info);
 	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		int err = -errno;
+
 		free(pf->fi);
 		pf->fi = NULL;
-		return -errno;
+		return err;
 	}
 	pf->n = n < info.nr_func_info ? n : info.nr_func_info;
 	return 0;
@@ -92,6 +94,14 @@ static bool is_bss(const struct bpf_map *m)
 	return bpf_map__is_internal(m) && dot && !strcmp(dot, ".bss");
 }
 
+/* Is @m an object's .data (initialised variables)? */
+static bool is_data(const struct bpf_map *m)
+{
+	const char *dot = strchr(bpf_map__name(m), '.');
+
+	return bpf_map__is_internal(m) && dot && !strcmp(dot, ".data");
+}
+
 /* The map of @obj that @m (of the extension) stands for: the same name, or for .bss, @obj's .bss. */
 static struct bpf_map *map_for(struct bpf_object *obj, const struct bpf_map *m)
 {
@@ -115,7 +125,14 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 
 	if (!btf)
 		return -ENODATA;
+	i = 0;
+	bpf_object__for_each_program(x, ext)
+		i++;
+	if (i > EXT_MAX)
+		return -E2BIG;	/* more than found[] tracks: none may go unlinked unnoticed */
 	bpf_object__for_each_map(m, ext) {
+		if (is_data(m))
+			return -EINVAL;	/* a shared variable would be a private copy here: .bss only */
 		if (bpf_map__is_internal(m) && !is_bss(m))
 			continue;	/* .rodata, .kconfig: the extension's own */
 		o = map_for(obj, m);

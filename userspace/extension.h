@@ -25,7 +25,8 @@ struct ext_links {
  * of the same name (its .bss @obj's .bss; its .rodata stays its own), and
  * each of its programs is verified against the first program of @obj that
  * calls FUNC; one no program calls is not loaded. 0 or -errno (-ENOENT: a
- * map @obj lacks).
+ * map @obj lacks; -EINVAL: @ext has a .data, which would be its own copy;
+ * -E2BIG: more programs than it tracks).
  */
 int extension__prepare(struct bpf_object *ext, struct bpf_object *obj);
 

@@ -39,8 +39,10 @@
  */
 #define SAME_PLACE(v)	(offsetof(struct sbx_bpf__bss, v) == SBX_BSS_OFF_##v && \
 			 sizeof(((struct sbx_bpf__bss *)0)->v) == SBX_BSS_SIZE_##v)
-_Static_assert(SAME_PLACE(fs_filter) && SAME_PLACE(rare_loop_flags) && SAME_PLACE(coalesce_ns) &&
-	       SAME_PLACE(rate_interval_ns) && SAME_PLACE(rate_burst) && SAME_PLACE(ev_seq) &&
+_Static_assert(SAME_PLACE(nr_sandboxes) && SAME_PLACE(sandbox_gen) && SAME_PLACE(scope_set) &&
+	       SAME_PLACE(policy_seq) && SAME_PLACE(arming_set) && SAME_PLACE(nest_set) &&
+	       SAME_PLACE(rare_loop_flags) && SAME_PLACE(coalesce_ns) && SAME_PLACE(rate_interval_ns) &&
+	       SAME_PLACE(rate_burst) && SAME_PLACE(ev_seq) && SAME_PLACE(outside_tab) && SAME_PLACE(fs_filter) &&
 	       sizeof(struct sbx_bpf__bss) == sizeof(struct shared_bpf__bss) &&
 	       sizeof(struct shared_bpf__bss) == SBX_BSS_SIZE,
 	       "shared.bpf.c's view of the .bss is sbx.bpf.o's");

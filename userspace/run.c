@@ -1006,11 +1006,11 @@ static bool unrecord(__u64 cgid, __u64 ino, bool resolver, int lock)
  */
 static void unload_later(const struct sbx_loader *l)
 {
-	int fds[256];
-	size_t n = loader__link_fds(l, fds, ARRAY_SIZE(fds));
+	size_t n = loader__link_fds(l, NULL, 0);
+	_cleanup_free_ int *fds = n ? calloc(n, sizeof(*fds)) : NULL;
 
-	if (n)
-		hold_until_exit(fds, n < ARRAY_SIZE(fds) ? n : ARRAY_SIZE(fds), "sbx-bpf-unload");
+	if (fds)
+		hold_until_exit(fds, loader__link_fds(l, fds, n), "sbx-bpf-unload");
 }
 
 int do_run(int argc, char **argv)

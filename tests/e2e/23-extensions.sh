@@ -3,15 +3,16 @@
 # once: extensions"): the matcher and the dentry walk, whose stand-ins
 # judge no path; the sending of records, whose stand-in loses each record
 # (counted); the lookup of a task's sandboxes, whose stand-in takes no
-# chain; the judge of a target task, whose stand-in refuses. A pinned set pins their links under ext/, one per function and
-# program. With one taken away, that program's stand-in is back, and it
-# denies, never allows: a sandboxed read of an allowed file, a rename or
-# a chmod where writes are allowed, a task renicing itself, are
-# refused (with their events, where the record's extension is in), while
-# the rest of the host is untouched; an F_SETOWN refused without its record
-# still fails, and the record is counted as lost. An extension the kernel
-# refuses (SBX_TEST_DROP_SHARED) leaves out every program that calls it,
-# each named, and run refuses to start until they are accepted by name.
+# chain; the judge of a target task, whose stand-in refuses. A pinned set
+# pins their links under ext/, one per function and program. With one
+# taken away, that program's stand-in is back, and it denies, never
+# allows: a sandboxed read of an allowed file, a rename or a chmod where
+# writes are allowed, a task renicing itself, are refused (with their
+# events, where the record's extension is in), while the rest of the host
+# is untouched; an F_SETOWN refused without its record still fails, and
+# the record is counted as lost. An extension the kernel refuses
+# (SBX_TEST_DROP_SHARED) leaves out every program that calls it, each
+# named, and run refuses to start until they are accepted by name.
 # e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
@@ -106,12 +107,14 @@ check stand-in/rename-refused "$(ask rename "$W/ren2")" EACCES
 [ -e "$W/ren2" ] && pass stand-in/nothing-renamed || fail stand-in/nothing-renamed "$W/ren2 is gone"
 # The stand-ins below send no record: each refusal is counted.
 chmod 644 "$W/open"
-for c in "chmod $W/open EACCES" "nice self EPERM"; do
-	set -- $c
+while read -r op arg want; do
 	denied0=$(counter denied)
-	check "stand-in/$1-refused" "$(ask "$1" "$2")" "$3"
-	check "stand-in/$1-denied-counted" "$(($(counter denied) - denied0))" 1
-done
+	check "stand-in/$op-refused" "$(ask "$op" "$arg")" "$want"
+	check "stand-in/$op-denied-counted" "$(($(counter denied) - denied0))" 1
+done <<EOF
+chmod $W/open EACCES
+nice self EPERM
+EOF
 check stand-in/chmod-nothing-changed "$(stat -c %a "$W/open")" 644
 check stand-in/outside-untouched "$(sbx-probe open "$W/open")" OK
 # Another program's links are its own: path_rmdir still judges by the policy.
