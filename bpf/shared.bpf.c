@@ -53,14 +53,18 @@ char LICENSE[] SEC("license") = "GPL";
 /*
  * The enforcement object's .bss: that map is this one's (loader.c), and of
  * the same size, which libbpf maps for both. SBX_BSS(type, name): its
- * variable @name, which must be a @type. sandbox.h declares none of them
- * here (SBX_EXTENSION): the names below are these.
+ * variable @name, asserted where it is used to be a @type. sandbox.h
+ * declares none of them here (SBX_EXTENSION): the names below are these.
  */
 struct {
 	char raw[SBX_BSS_SIZE];
 } sbx_bss __attribute__((aligned(8)));
-#define SBX_BSS(type, name)	(*(volatile type *)(sbx_bss.raw + SBX_BSS_OFF_##name))
-#define SBX_BSS_IS(type, name)	_Static_assert(sizeof(type) == SBX_BSS_SIZE_##name, #name " is not a " #type)
+#define SBX_BSS(type, name)							\
+	(*({									\
+		_Static_assert(sizeof(type) == SBX_BSS_SIZE_##name, #name " is not a " #type); \
+		(volatile type *)(sbx_bss.raw + SBX_BSS_OFF_##name);		\
+	}))
+typedef __u64 sbx_fs_filter_words[SBX_FS_FILTER_WORDS];
 
 #define nr_sandboxes		SBX_BSS(__u32, nr_sandboxes)
 #define sandbox_gen		SBX_BSS(__u64, sandbox_gen)
@@ -74,26 +78,12 @@ struct {
 #define rate_burst		SBX_BSS(__u32, rate_burst)
 #define ev_seq			SBX_BSS(__u64, ev_seq)
 #define outside_tab		SBX_BSS(struct sbx_outside, outside_tab)
-#define fs_filter		(&SBX_BSS(__u64, fs_filter))
+#define fs_filter		SBX_BSS(sbx_fs_filter_words, fs_filter)
 
 /* The maps, as the enforcement object defines them: the loader gives this object those very maps. */
 #define SBX_DEFINE_MAPS
 #define SBX_EXTENSION
 #include "sandbox.h"
-
-SBX_BSS_IS(__u32, nr_sandboxes);
-SBX_BSS_IS(__u64, sandbox_gen);
-SBX_BSS_IS(__u32, scope_set);
-SBX_BSS_IS(__u32, policy_seq);
-SBX_BSS_IS(__u32, arming_set);
-SBX_BSS_IS(__u32, nest_set);
-SBX_BSS_IS(__u64, rare_loop_flags);
-SBX_BSS_IS(__u64, coalesce_ns);
-SBX_BSS_IS(__u64, rate_interval_ns);
-SBX_BSS_IS(__u32, rate_burst);
-SBX_BSS_IS(__u64, ev_seq);
-SBX_BSS_IS(struct sbx_outside, outside_tab);
-SBX_BSS_IS(__u64[SBX_FS_FILTER_WORDS], fs_filter);
 
 #include "fs_match.h"
 #include "resolve.h"

@@ -86,20 +86,12 @@ static bool prog_funcs_has(const struct prog_funcs *pf, const struct btf *btf, c
 	return false;
 }
 
-/* Is @m an object's .bss (libbpf names it "OBJNAME.bss")? */
-static bool is_bss(const struct bpf_map *m)
+/* Is @m an object's section @sec, ".bss" or ".data" (libbpf names it "OBJNAME.bss")? */
+static bool is_section(const struct bpf_map *m, const char *sec)
 {
 	const char *dot = strchr(bpf_map__name(m), '.');
 
-	return bpf_map__is_internal(m) && dot && !strcmp(dot, ".bss");
-}
-
-/* Is @m an object's .data (initialised variables)? */
-static bool is_data(const struct bpf_map *m)
-{
-	const char *dot = strchr(bpf_map__name(m), '.');
-
-	return bpf_map__is_internal(m) && dot && !strcmp(dot, ".data");
+	return bpf_map__is_internal(m) && dot && !strcmp(dot, sec);
 }
 
 /* The map of @obj that @m (of the extension) stands for: the same name, or for .bss, @obj's .bss. */
@@ -107,10 +99,10 @@ static struct bpf_map *map_for(struct bpf_object *obj, const struct bpf_map *m)
 {
 	struct bpf_map *o;
 
-	if (!is_bss(m))
+	if (!is_section(m, ".bss"))
 		return bpf_object__find_map_by_name(obj, bpf_map__name(m));
 	bpf_object__for_each_map(o, obj)
-		if (is_bss(o))
+		if (is_section(o, ".bss"))
 			return o;
 	return NULL;
 }
@@ -131,9 +123,9 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 	if (i > EXT_MAX)
 		return -E2BIG;	/* more than found[] tracks: none may go unlinked unnoticed */
 	bpf_object__for_each_map(m, ext) {
-		if (is_data(m))
+		if (is_section(m, ".data"))
 			return -EINVAL;	/* a shared variable would be a private copy here: .bss only */
-		if (bpf_map__is_internal(m) && !is_bss(m))
+		if (bpf_map__is_internal(m) && !is_section(m, ".bss"))
 			continue;	/* .rodata, .kconfig: the extension's own */
 		o = map_for(obj, m);
 		if (!o || bpf_map__fd(o) < 0)

@@ -68,11 +68,12 @@ int hold_until_exit(const int *fds, size_t n, const char *name);
 
 /*
  * SBX_TRACE_PHASES=1: "sbx-bpf: phase WHAT NS FAULTS IDLE" on stderr, with
- * CLOCK_MONOTONIC at the end of the phase named @what, the page faults
- * so far and the CPUs' idle time so far (/proc/uptime, in 10 ms). Under the benchmarks' QEMU -icount a nanosecond is an
- * instruction, so the differences say where start-up goes
- * (bench/startup.sh); a fresh page alone is some 5,000 instructions there
- * (the kernel zeroes it with a `rep stosb`, counted per byte).
+ * CLOCK_MONOTONIC at the end of the phase named @what, the page faults so
+ * far and the CPUs' idle time so far (/proc/uptime, in 10 ms). Under the
+ * benchmarks' QEMU -icount a nanosecond is an instruction, so the
+ * differences say where start-up goes (bench/startup.sh); a fresh page
+ * alone is some 5,000 instructions there (the kernel zeroes it with a
+ * `rep stosb`, counted per byte).
  */
 void trace_phase(const char *what);
 
