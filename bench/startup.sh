@@ -214,4 +214,32 @@ phases 9
 unload_all
 echo "## The same, own programs (one run)"
 phases 1
+
+# SBX_BENCH_STARTUP_LIBBPF=1: inside the load, one more run with
+# SBX_TRACE_LIBBPF, which stamps each of libbpf's messages with the clock
+# (instructions, under icount). The time from one message to the next is put
+# down to the step the first one names: "found target candidate" is a
+# search of the kernel's BTF for one type (CO-RE), "created successfully"
+# the next map's creation, a "skipped loading" or the last relocation the
+# verifying of the programs that follow. Printing a message costs about
+# 7,700 instructions, so groups of many messages read high.
+libbpf_steps() {
+	unload_all	# the last run's programs detached: their unloading would land in this run's attaching
+	SBX_TRACE_PHASES=1 SBX_TRACE_LIBBPF=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>"$B/ltrace" >/dev/null
+	awk '$1 == "libbpf" || $2 == "phase" { t = ($1 == "libbpf") ? $2 : $4; if (p) printf "%d %s\n", t - p, prev; p = t
+		prev = ($1 == "libbpf") ? substr($0, index($0, "libbpf: ") + 8) : "(sbx-bpf) phase " $3 }' \
+		"$B/ltrace" >"$B/steps"
+	echo "## Inside one load: libbpf's steps (SBX_BENCH_STARTUP_LIBBPF=1; M instructions, count)"
+	echo "(a step is named by the message or phase end that opens it; see bench/README.md)"
+	awk '{ k = "other messages" }
+		/found target candidate/ { k = "CO-RE: a search of the kernel BTF for one type" }
+		/created successfully/ { k = "maps: creating the next one" }
+		/skipped loading|relocated, imm/ { k = "programs: verifying (after a skip or the last relocation)" }
+		/^[0-9]+ \(sbx-bpf\) phase/ { k = "sbx-bpf: " $4 }
+		{ s[k] += $1; n[k]++ }
+		END { for (k in s) if (s[k] >= 1e6) printf "  %9.1f %5d  %s\n", s[k] / 1e6, n[k], k }' "$B/steps" | sort -rn
+	echo "### The 15 largest steps"
+	sort -rn "$B/steps" | head -15 | awk '{ v = $1; $1 = ""; printf "  %9.1f %s\n", v / 1e6, substr($0, 2, 110) }'
+}
+[ "${SBX_BENCH_STARTUP_LIBBPF:-0}" = 1 ] && libbpf_steps
 echo "Reproduce: SBX_BENCH_ONLY=startup make bench KERNEL=$(matrix_kernel)"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
@@ -90,10 +91,25 @@ void print_json(json_t *v)
 	json_decref(v);
 }
 
-/* libbpf talks only with -v: its load logs are for developers. */
+/*
+ * libbpf talks only with -v: its load logs are for developers. With
+ * SBX_TRACE_LIBBPF every message, debug ones too, starts a line with the
+ * monotonic clock: under the benchmarks' icount, where each step of a load
+ * goes (bench/startup.sh SBX_BENCH_STARTUP_LIBBPF).
+ */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	static int stamped = -1;
+	struct timespec ts;
+
 	(void)level;
+	if (stamped < 0)
+		stamped = getenv("SBX_TRACE_LIBBPF") != NULL;
+	if (stamped) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		fprintf(stderr, "\nlibbpf %lld ", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+		return vfprintf(stderr, fmt, ap);
+	}
 	if (!cli.verbose)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
