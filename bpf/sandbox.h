@@ -183,8 +183,15 @@ struct sbx_task {
 /* Judging calls at once on one CPU (preempted or nested); one more fails closed. */
 #define SBX_WORK_SLOTS	4
 
+/*
+ * Entries allocated when userspace adds them (BPF_F_NO_PREALLOC): an up-front
+ * pool cost every load 10 M instructions, and a removed entry then waits
+ * out an RCU grace period instead of being reused at once under a
+ * program that still reads it.
+ */
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, SBX_MAX_SANDBOXES);
 	__type(key, __u64);
 	__type(value, struct sbx_sandbox);

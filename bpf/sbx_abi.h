@@ -461,9 +461,10 @@ enum sbx_stat {
 
 /*
  * sandbox_stats (per-CPU hash): what each sandbox's policy refused, by
- * kind, for `list`. Keyed by the sandbox's cgroup; created by the kernel
- * on the sandbox's first event, removed with the sandbox by userspace. A
- * violation counts here whether or not its record was sent.
+ * kind, for `list`. Keyed by the sandbox's cgroup; made zeroed by userspace
+ * before the sandbox exists (by the kernel on the sandbox's first event if
+ * that failed), removed with the sandbox by userspace. A violation counts
+ * here whether or not its record was sent.
  */
 enum sbx_kind {
 	SBX_KIND_READ = 0,	/* denied reads (and exec) */
