@@ -483,13 +483,14 @@ static __always_inline void note_dns_client(struct socket *sock)
 /* Connected to the resolver (after the rewrite)? */
 static __always_inline bool to_resolver(struct socket *sock)
 {
-	struct sock_common *sk = (struct sock_common *)BPF_CORE_READ(sock, sk);
-	__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, skc_dport));
+	/* Through struct sock, whose BTF libbpf searches anyway: a type of its own costs a search. */
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	struct dns_ports r = current_resolver();
 
 	if (!dport || !r.p4 || (dport != r.p4 && dport != r.p6))
 		return false;
-	return BPF_CORE_READ(sk, skc_daddr) == bpf_htonl(LOOPBACK4) || dport == r.p6;
+	return BPF_CORE_READ(sk, __sk_common.skc_daddr) == bpf_htonl(LOOPBACK4) || dport == r.p6;
 }
 
 SBX_LSM(socket_sendmsg, net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
