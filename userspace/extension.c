@@ -86,6 +86,52 @@ static bool prog_funcs_has(const struct prog_funcs *pf, const struct btf *btf, c
 	return false;
 }
 
+/*
+ * What each prepared extension is verified against: its first caller's fd
+ * and FUNC's id in that program's BTF (the object's own: the same ids).
+ * libbpf's own "freplace" handler would load the caller's whole BTF from
+ * the kernel, once per extension, to find FUNC by name in it (about 10 M
+ * instructions of a 6.1 start-up); this table, filled by
+ * extension__prepare and read by ext_prepare_load, passes the id instead.
+ * Loads happen one at a time, so one table is enough.
+ */
+static struct ext_target {
+	const struct bpf_program *x;
+	int prog_fd;
+	__u32 btf_id;
+} targets[EXT_MAX];
+static size_t nr_targets;
+
+/* libbpf, right before it loads extension @prog: its target, from the table. */
+static int ext_prepare_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+{
+	(void)cookie;
+	for (size_t i = 0; i < nr_targets; i++)
+		if (targets[i].x == prog) {
+			opts->attach_prog_fd = targets[i].prog_fd;
+			opts->attach_btf_obj_fd = 0;
+			opts->attach_btf_id = targets[i].btf_id;
+			return 0;
+		}
+	return -ESRCH;	/* not prepared: what libbpf says of a target it cannot find */
+}
+
+int extension__register(void)
+{
+	static int registered;
+	LIBBPF_OPTS(libbpf_prog_handler_opts, o, .prog_prepare_load_fn = ext_prepare_load);
+
+	/* Once per process: libbpf keeps a pointer to it in each program it opens. */
+	if (!registered) {
+		int id = libbpf_register_prog_handler("freplace+", BPF_PROG_TYPE_EXT, 0, &o);
+
+		if (id < 0)
+			return id;
+		registered = 1;
+	}
+	return 0;
+}
+
 /* Is @m an object's section @sec, ".bss" or ".data" (libbpf names it "OBJNAME.bss")? */
 static bool is_section(const struct bpf_map *m, const char *sec)
 {
@@ -117,6 +163,7 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 
 	if (!btf)
 		return -ENODATA;
+	nr_targets = 0;
 	i = 0;
 	bpf_object__for_each_program(x, ext)
 		i++;
@@ -145,9 +192,13 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 			const char *func = ext_target(x);
 
 			if (i < EXT_MAX && func && !found[i] && prog_funcs_has(&pf, btf, func)) {
+				int id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+
 				found[i] = true;
-				if (bpf_program__set_attach_target(x, bpf_program__fd(p), func))
-					err = -errno;
+				if (id < 0)
+					err = id;
+				else
+					targets[nr_targets++] = (struct ext_target){ x, bpf_program__fd(p), (__u32)id };
 			}
 			i++;
 		}

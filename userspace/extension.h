@@ -21,7 +21,18 @@ struct ext_links {
 };
 
 /*
- * Before @ext is loaded, with @obj loaded: @ext's maps become @obj's maps
+ * Once per process, before an extension object is opened: libbpf gives each
+ * program its section's handler when it opens the object, and this one
+ * passes the target extension__prepare found. libbpf's programs point into
+ * its one array of handlers, which a registration reallocates: call it
+ * before any object is opened whose sections have a registered handler.
+ * 0 or -errno.
+ */
+int extension__register(void);
+
+/*
+ * Before @ext (opened after extension__register) is loaded, with @obj
+ * loaded: @ext's maps become @obj's maps
  * of the same name (its .bss @obj's .bss; its .rodata stays its own), and
  * each of its programs is verified against the first program of @obj that
  * calls FUNC; one no program calls is not loaded. 0 or -errno (-ENOENT: a

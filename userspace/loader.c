@@ -395,9 +395,11 @@ static int lsm_attach(const struct bpf_program *prog, long cookie, struct bpf_li
  * Once per process, before the first object is opened (and after the
  * kernel is indexed): libbpf gives each program its section's handler when
  * it opens the object, and keeps a pointer to it, so the handler is never
- * unregistered.
+ * unregistered. That pointer is into libbpf's one array of handlers, which
+ * each registration reallocates: every handler (the extensions' too) is
+ * registered here, before any object is opened.
  */
-static int lsm_handler(void)
+static int handlers_register(void)
 {
 	static int registered;
 	LIBBPF_OPTS(libbpf_prog_handler_opts, o, .prog_prepare_load_fn = lsm_prepare,
@@ -406,6 +408,9 @@ static int lsm_handler(void)
 	if (!registered) {
 		int id = libbpf_register_prog_handler("lsm+", BPF_PROG_TYPE_LSM, BPF_LSM_MAC, &o);
 
+		if (id < 0)
+			return id;
+		id = extension__register();
 		if (id < 0)
 			return id;
 		registered = 1;
@@ -424,7 +429,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	const struct hook_index *ix = kernel_index(kernel);
 	struct sbx_bpf *skel;
 	struct bpf_program *prog;
-	int err = ix ? lsm_handler() : -errno;
+	int err = ix ? handlers_register() : -errno;
 
 	if (err) {
 		errno = -err;
@@ -545,9 +550,21 @@ static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_g
  * or not (@plain); the verifier's words on a refusal in @c. NULL with
  * errno set, *@x_out left for shared_gaps when only the load failed.
  */
+/* The extension object, opened with extension.c's handler of its sections. NULL with errno set. */
+static struct shared_bpf *shared_open(void)
+{
+	int err = handlers_register();	/* done already by open_skel: no object's handler moves */
+
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	return shared_bpf__open();
+}
+
 static int shared_open_load(struct sbx_bpf *skel, bool plain, struct shared_bpf **x_out, struct load_capture *c)
 {
-	struct shared_bpf *x = shared_bpf__open();
+	struct shared_bpf *x = shared_open();
 	int err;
 
 	*x_out = x;
@@ -1190,7 +1207,7 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 	struct btf *kernel = btf__load_vmlinux_btf();
 	struct hook_gaps gaps = { .nr = 0 };
 	struct sbx_bpf *skel = kernel ? open_skel(kernel, &gaps, NULL, plain_loads_wanted(kernel), 0) : NULL;
-	struct shared_bpf *x = skel ? shared_bpf__open() : NULL;
+	struct shared_bpf *x = skel ? shared_open() : NULL;
 	struct loader_prog_stats *st = NULL;
 	char *logs = NULL;
 	size_t n, i;
