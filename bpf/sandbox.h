@@ -184,10 +184,11 @@ struct sbx_task {
 #define SBX_WORK_SLOTS	4
 
 /*
- * Entries allocated when userspace adds them (BPF_F_NO_PREALLOC): an up-front
- * pool cost every load 10 M instructions, and a removed entry then waits
- * out an RCU grace period instead of being reused at once under a
- * program that still reads it.
+ * Entries allocated when userspace adds them (BPF_F_NO_PREALLOC), not as an
+ * up-front pool. Either way the kernel may hand a removed entry's memory to
+ * the next one at once (its BPF allocator reuses freed elements before a
+ * grace period), so a call copies what it reads of its entry
+ * into its chain (sb_copy) rather than keep a pointer.
  */
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
