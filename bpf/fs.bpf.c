@@ -883,7 +883,7 @@ SBX_LSM(path_chown, fs_path_chown, const struct path *path, __u64 uid, __u64 gid
  * SBX_SB_MOUNTS_MAX. The list became a chain of struct mount in 6.15;
  * both shapes are read through CO-RE: the chain through vmlinux.h's own
  * types (a 6.15+ kernel's), the list through flavours. libbpf searches the
- * kernel's BTF once per type a program relocates against (4.5 M
+ * kernel's BTF once per type an object's relocations name (about 4.4 M
  * instructions each on 6.1), so no flavour stands for what vmlinux.h has.
  */
 struct super_block___lh {

@@ -81,7 +81,8 @@ static __always_inline int lsm_verdict(int verdict)
 /*
  * What a judging call reads of a sandbox's entry, copied with the lookup
  * that found it: an entry replaced or deleted while the call runs may be
- * reused at once for another cgroup (`sandboxes` is preallocated), so the
+ * reused at once for another cgroup (the kernel hands a freed element out
+ * again before a grace period, preallocated or not), so the
  * call keeps judging by the policy in force when it began. Policy ids are
  * never reused, and attach purges a replaced policy's rules only after a
  * grace period (loader__wait_judging; detach likewise).

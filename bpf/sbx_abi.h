@@ -26,7 +26,7 @@
 #define SBX_COMM_LEN		16
 
 /* Map sizes. Hash maps preallocate unless noted, so these are memory, not just limits. */
-#define SBX_MAX_SANDBOXES	4096	/* sandboxed cgroups at once */
+#define SBX_MAX_SANDBOXES	4096	/* sandboxed cgroups at once (not preallocated) */
 #define SBX_MAX_FS_RULES	262144	/* rule keys over all policies (not preallocated) */
 #define SBX_RINGBUF_BYTES	(4u << 20)
 

@@ -237,7 +237,7 @@ SBX_LSM(perf_event_open, task_perf_event_open, int type)
 /*
  * type is the first field of the UAPI struct perf_event_attr, fixed by the
  * ABI: read without CO-RE, which would cost a search of the kernel's BTF
- * (4.4 M instructions of every load on 6.1) for a layout that cannot move.
+ * (about 4.4 M instructions of every load on 6.1) for a layout that cannot move.
  */
 SBX_LSM(perf_event_open, task_perf_event_open_attr, struct perf_event_attr *attr, int type)
 {

@@ -109,13 +109,19 @@ static int ext_prepare_load(struct bpf_program *prog, struct bpf_prog_load_opts 
 	for (size_t i = 0; i < nr_targets; i++)
 		if (targets[i].x == prog) {
 			opts->attach_prog_fd = targets[i].prog_fd;
-			opts->attach_btf_obj_fd = 0;
+			opts->attach_btf_obj_fd = 0;	/* one union with attach_prog_fd in the kernel's attr */
 			opts->attach_btf_id = targets[i].btf_id;
+			targets[i].x = NULL;	/* used once: a later object at the same address finds nothing */
 			return 0;
 		}
 	return -ESRCH;	/* not prepared: what libbpf says of a target it cannot find */
 }
 
+/*
+ * No attach function: the links are made by extension__attach, one per
+ * caller, so bpf_program__attach (and a skeleton's attach) has nothing to
+ * do with these programs.
+ */
 int extension__register(void)
 {
 	static int registered;
@@ -161,9 +167,9 @@ int extension__prepare(struct bpf_object *ext, struct bpf_object *obj)
 	bool found[EXT_MAX] = { false };
 	size_t i;
 
+	nr_targets = 0;		/* an earlier object's targets go, whatever follows */
 	if (!btf)
 		return -ENODATA;
-	nr_targets = 0;
 	i = 0;
 	bpf_object__for_each_program(x, ext)
 		i++;

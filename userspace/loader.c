@@ -401,21 +401,18 @@ static int lsm_attach(const struct bpf_program *prog, long cookie, struct bpf_li
  */
 static int handlers_register(void)
 {
-	static int registered;
+	static int lsm_registered;
 	LIBBPF_OPTS(libbpf_prog_handler_opts, o, .prog_prepare_load_fn = lsm_prepare,
 		    .prog_attach_fn = lsm_attach);
 
-	if (!registered) {
+	if (!lsm_registered) {
 		int id = libbpf_register_prog_handler("lsm+", BPF_PROG_TYPE_LSM, BPF_LSM_MAC, &o);
 
 		if (id < 0)
 			return id;
-		id = extension__register();
-		if (id < 0)
-			return id;
-		registered = 1;
+		lsm_registered = 1;
 	}
-	return 0;
+	return extension__register();	/* once too: it keeps its own flag */
 }
 
 /*
