@@ -218,8 +218,8 @@ phases 1
 # SBX_BENCH_STARTUP_LIBBPF=1: inside the load, one more run with
 # SBX_TRACE_LIBBPF, which stamps each of libbpf's messages with the clock
 # (instructions, under icount). The time from one message to the next is put
-# down to the step the first one names: "found target candidate" is a
-# search of the kernel's BTF for one type (CO-RE), "created successfully"
+# down to the step the first one names: "found target candidate" is (the
+# rest of) a search of the kernel's BTF for one type (CO-RE), "created successfully"
 # the next map's creation, a "skipped loading" or the last relocation the
 # verifying of the programs that follow. Printing a message costs about
 # 7,700 instructions, so groups of many messages read high.
