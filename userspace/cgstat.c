@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cgstat.h"
 #include "policy.h"
@@ -385,14 +384,6 @@ json_t *cgstat_to_json(const struct cgstat_target *t, const struct cgstat *st)
 }
 
 /* --- waiting and acting ------------------------------------------------------ */
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 int cgstat_wait_event(const char *path, const char *key, int want, int timeout_ms)
 {

@@ -208,14 +208,6 @@ static void put32(__u8 *p, __u32 v)
 	put16(p + 2, v);
 }
 
-static __u64 clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (__u64)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
-
 static __u64 mono_now(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -23,6 +22,7 @@
 #include <linux/types.h>
 
 #include "evsock.h"
+#include "util.h"
 
 enum client_state {
 	CL_REQUEST,		/* connected, the request line not complete yet */
@@ -65,14 +65,6 @@ struct evsock {
 	unsigned long long published, dropped;
 	long long start_ms;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* @obj as one line with its '\n', malloc'ed; NULL on ENOMEM. */
 static char *dump_line(const json_t *obj, size_t *len)

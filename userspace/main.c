@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
@@ -100,14 +99,12 @@ void print_json(json_t *v)
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	static int stamped = -1;
-	struct timespec ts;
 
 	(void)level;
 	if (stamped < 0)
 		stamped = getenv("SBX_TRACE_LIBBPF") != NULL;
 	if (stamped) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		fprintf(stderr, "\nlibbpf %lld ", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+		fprintf(stderr, "\nlibbpf %llu ", clock_ns(CLOCK_MONOTONIC));
 		return vfprintf(stderr, fmt, ap);
 	}
 	if (!cli.verbose)

@@ -275,14 +275,6 @@ char *sink_prom_render(struct sink *s, size_t *len)
 
 /* --- HTTP ------------------------------------------------------------------------------------- */
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static void conn_close(struct http_conn *c)
 {
 	if (c->fd >= 0)

@@ -444,14 +444,6 @@ static struct syslog_sink *to_syslog(struct sink *s)
 	return (struct syslog_sink *)s;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Bytes of the frame at q[off]: its length field, the space and the message. */
 static size_t frame_len(const struct syslog_sink *s, size_t off)
 {

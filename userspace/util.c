@@ -250,10 +250,22 @@ int hold_until_exit(const int *fds, size_t n, const char *name)
 	return err;		/* p[1] goes with this process: the child's signal */
 }
 
+unsigned long long clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+long long now_ms(void)
+{
+	return (long long)(clock_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
 void trace_phase(const char *what)
 {
 	static int on = -1;
-	struct timespec ts;
 	struct rusage ru;
 	char up[64];
 	double idle;
@@ -262,12 +274,11 @@ void trace_phase(const char *what)
 		on = getenv("SBX_TRACE_PHASES") != NULL;
 	if (!on)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	if (getrusage(RUSAGE_SELF, &ru))
 		ru.ru_minflt = -1;
 	/* The CPUs' idle time so far (/proc/uptime, in hundredths of a second). */
 	if (read_file("/proc/uptime", up, sizeof(up)) <= 0 || sscanf(up, "%*f %lf", &idle) != 1)
 		idle = 0;
-	fprintf(stderr, "sbx-bpf: phase %s %lld %ld %lld\n", what, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
-		ru.ru_minflt, (long long)(idle * 100 + 0.5));
+	fprintf(stderr, "sbx-bpf: phase %s %llu %ld %lld\n", what, clock_ns(CLOCK_MONOTONIC), ru.ru_minflt,
+		(long long)(idle * 100 + 0.5));
 }

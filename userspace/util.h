@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -65,6 +66,12 @@ char *utf8_sanitize(const char *s, size_t len);
  * gone. @name: the child's command name. 0 or -errno (nothing forked).
  */
 int hold_until_exit(const int *fds, size_t n, const char *name);
+
+/* Clock @id now, in nanoseconds. */
+unsigned long long clock_ns(clockid_t id);
+
+/* CLOCK_MONOTONIC now, in milliseconds: for deadlines and timeouts. */
+long long now_ms(void);
 
 /*
  * SBX_TRACE_PHASES=1: "sbx-bpf: phase WHAT NS FAULTS IDLE" on stderr, with
