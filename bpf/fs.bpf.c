@@ -249,17 +249,17 @@ static __always_inline __u32 match_mask(__u32 mask, __u32 need)
 	return need == NEED_READ ? read : (mask | read) & 0xf;
 }
 
-/* Judge the path already in ev.path (or its failure @res) for @need. */
-/*
- * What the policy of the sandbox @j judges for says about the path in the
- * walk buffer: 1 (denied: *@rule, and *@op turned into "read" when reading
- * was what a write-open was refused for), or 0.
- */
 static __always_inline bool grant_rule(__u32 rule)
 {
 	return (rule & SBX_RULE_BASE_MASK) == SBX_RULE_GRANT_BASE;
 }
 
+/*
+ * What the policy of the sandbox @j judges for says about the path in the
+ * walk buffer: 1 (denied: *@rule, and *@op turned into "read" when reading
+ * was what a write-open was refused for), 2 (allowed by a live grant,
+ * *@rule), or 0.
+ */
 static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u32 *rule)
 {
 	struct walk_buf *walk = &j->s->walk;

@@ -34,9 +34,10 @@ SBX_SHARED struct {
 
 /*
  * Allocated per entry (BPF_F_NO_PREALLOC), not up front: preallocating
- * 4,096 per-CPU entries cost each load 39 M instructions on one CPU, more
- * with more CPUs; userspace makes a sandbox's entry before the sandbox
- * exists (loader.c sandbox_stats_create), so a program only looks it up.
+ * 4,096 per-CPU entries cost a load up to 39 M instructions on one CPU
+ * (when the per-CPU allocator had no pages ready), more with more CPUs.
+ * Userspace makes a sandbox's entry before the sandbox exists (loader.c
+ * sandbox_stats_create), so a program normally only looks it up.
  */
 SBX_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

@@ -542,11 +542,6 @@ static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_g
 	return added && !gaps->dropped ? -EAGAIN : -EINVAL;
 }
 
-/*
- * Open, prepare and load the extension object for @skel, with plain loads
- * or not (@plain); the verifier's words on a refusal in @c. NULL with
- * errno set, *@x_out left for shared_gaps when only the load failed.
- */
 /* The extension object, opened with extension.c's handler of its sections. NULL with errno set. */
 static struct shared_bpf *shared_open(void)
 {
@@ -558,6 +553,12 @@ static struct shared_bpf *shared_open(void)
 	}
 	return shared_bpf__open();
 }
+
+/*
+ * Open, prepare and load the extension object for @skel, with plain loads
+ * or not (@plain); the verifier's words on a refusal in @c. NULL with
+ * errno set, *@x_out left for shared_gaps when only the load failed.
+ */
 
 static int shared_open_load(struct sbx_bpf *skel, bool plain, struct shared_bpf **x_out, struct load_capture *c)
 {
