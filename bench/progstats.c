@@ -4,7 +4,7 @@
  * per-program profile of bench/cost.sh (bpftool is not in the VM).
  *
  *   progstats            one line per program with a name:
- *                        id=12 name=fs_file_open run_cnt=5003 run_time_ns=123456
+ *                        id=12 name=fs_file_open run_cnt=5003 run_time_ns=123456 tag=0f1e2d3c4b5a6978
  *
  * The kernel counts run_cnt and run_time_ns only while
  * kernel.bpf_stats_enabled is 1 (or a BPF_ENABLE_STATS fd is held). Under
@@ -12,6 +12,10 @@
  * a loop give each program's instructions per run: what the program
  * itself executes plus the clock reads the statistics add, not the
  * trampoline that calls it.
+ *
+ * The tag is the kernel's hash of the instructions as loaded (map
+ * references left out): two loads of one program relocated alike have
+ * one tag (tests/e2e/24-core-btf).
  *
  * Exit 0; 1 when the programs cannot be listed.
  */
@@ -36,9 +40,13 @@ static int show(__u32 id)
 	close(fd);
 	if (err)
 		return -1;
-	if (info.name[0])
-		printf("id=%u name=%s run_cnt=%llu run_time_ns=%llu\n", id, info.name,
+	if (info.name[0]) {
+		printf("id=%u name=%s run_cnt=%llu run_time_ns=%llu tag=", id, info.name,
 		       (unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns);
+		for (size_t i = 0; i < sizeof(info.tag); i++)
+			printf("%02x", info.tag[i]);
+		printf("\n");
+	}
 	return 0;
 }
 

@@ -723,7 +723,7 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 {
 	__u32 need;
 
-	file = UNTRUSTED(struct file, file);
+	file = UNTRUSTED(file, file);
 
 	/* A sandbox attached for a container engine goes in force with the first exec (sbx_abi.h). */
 	if ((file->f_flags & __FMODE_EXEC) && arming_set)
@@ -744,7 +744,7 @@ SBX_LSM(file_receive, fs_file_receive, struct file *file)
 {
 	__u32 need;
 
-	file = UNTRUSTED(struct file, file);
+	file = UNTRUSTED(file, file);
 
 	need = file_need(file);
 	return need ? judge_fd(file, need, SBX_EV_FD_RECEIVED) : 0;
@@ -768,7 +768,7 @@ SBX_LSM(file_permission, fs_file_permission, struct file *file, int mask)
 {
 	__u32 need = 0, type;
 
-	file = UNTRUSTED(struct file, file);
+	file = UNTRUSTED(file, file);
 
 	if (mask & MAY_READ)
 		need |= NEED_READ;
@@ -793,7 +793,7 @@ SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry
 	JUDGE(j);
 	int res;
 
-	dir = UNTRUSTED(struct path, dir);
+	dir = UNTRUSTED(path, dir);
 	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
 		/* A new device node would open any device under a writable name. */
 		return deny_object(dentry, dir->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
@@ -810,26 +810,26 @@ SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry
 
 SBX_LSM(path_mkdir, fs_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode)
 {
-	dir = UNTRUSTED(struct path, dir);
+	dir = UNTRUSTED(path, dir);
 	return judge_one(dentry, dir->mnt, SBX_OP_MKDIR, NEED_WRITE);
 }
 
 SBX_LSM(path_rmdir, fs_path_rmdir, const struct path *dir, struct dentry *dentry)
 {
-	dir = UNTRUSTED(struct path, dir);
+	dir = UNTRUSTED(path, dir);
 	return judge_one(dentry, dir->mnt, SBX_OP_RMDIR, NEED_WRITE);
 }
 
 SBX_LSM(path_unlink, fs_path_unlink, const struct path *dir, struct dentry *dentry)
 {
-	dir = UNTRUSTED(struct path, dir);
+	dir = UNTRUSTED(path, dir);
 	return judge_one(dentry, dir->mnt, SBX_OP_UNLINK, NEED_WRITE);
 }
 
 SBX_LSM(path_symlink, fs_path_symlink, const struct path *dir, struct dentry *dentry,
 	     const char *old_name)
 {
-	dir = UNTRUSTED(struct path, dir);
+	dir = UNTRUSTED(path, dir);
 	return judge_one(dentry, dir->mnt, SBX_OP_SYMLINK, NEED_WRITE);
 }
 
@@ -837,41 +837,41 @@ SBX_LSM(path_link, fs_path_link, struct dentry *old_dentry, const struct path *n
 	     struct dentry *new_dentry)
 {
 	/* link(2) refuses to cross mounts before this hook: one mount for both. */
-	new_dir = UNTRUSTED(struct path, new_dir);
+	new_dir = UNTRUSTED(path, new_dir);
 	return judge_two(old_dentry, new_dir->mnt, new_dentry, new_dir->mnt, SBX_OP_LINK, false);
 }
 
 SBX_LSM(path_rename, fs_path_rename, const struct path *old_dir, struct dentry *old_dentry,
 	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags)
 {
-	old_dir = UNTRUSTED(struct path, old_dir);
-	new_dir = UNTRUSTED(struct path, new_dir);
+	old_dir = UNTRUSTED(path, old_dir);
+	new_dir = UNTRUSTED(path, new_dir);
 	return judge_two(old_dentry, old_dir->mnt, new_dentry, new_dir->mnt, SBX_OP_RENAME,
 			 flags & RENAME_EXCHANGE);
 }
 
 SBX_LSM(path_truncate, fs_path_truncate, const struct path *path)
 {
-	path = UNTRUSTED(struct path, path);
+	path = UNTRUSTED(path, path);
 	return judge_one(path->dentry, path->mnt, SBX_OP_TRUNCATE, NEED_WRITE);
 }
 
 /* 6.2+: ftruncate and open(O_TRUNC) come here instead; autoloaded only there. */
 SBX_LSM(file_truncate, fs_file_truncate, struct file *file)
 {
-	file = UNTRUSTED(struct file, file);
+	file = UNTRUSTED(file, file);
 	return judge_file(file, SBX_OP_TRUNCATE, NEED_WRITE);
 }
 
 SBX_LSM(path_chmod, fs_path_chmod, const struct path *path, umode_t mode)
 {
-	path = UNTRUSTED(struct path, path);
+	path = UNTRUSTED(path, path);
 	return judge_one(path->dentry, path->mnt, SBX_OP_CHMOD, NEED_WRITE);
 }
 
 SBX_LSM(path_chown, fs_path_chown, const struct path *path, __u64 uid, __u64 gid)
 {
-	path = UNTRUSTED(struct path, path);
+	path = UNTRUSTED(path, path);
 	return judge_one(path->dentry, path->mnt, SBX_OP_CHOWN, NEED_WRITE);
 }
 
@@ -1092,7 +1092,7 @@ static __always_inline int judge_namespace(__u32 op, const struct path *path)
 {
 	if (!path)	/* userns_create: a constant, so the walk below is not verified there */
 		return deny_object(NULL, NULL, op, SBX_RULE_NAMESPACE);
-	path = UNTRUSTED(struct path, path);
+	path = UNTRUSTED(path, path);
 	return deny_object(path->dentry, path->mnt, op, SBX_RULE_NAMESPACE);
 }
 
@@ -1109,7 +1109,7 @@ SBX_LSM(move_mount, fs_move_mount, const struct path *from_path, const struct pa
 
 SBX_LSM(sb_umount, fs_sb_umount, struct vfsmount *mnt, int flags)
 {
-	return deny_object(UNTRUSTED(struct vfsmount, mnt)->mnt_root, mnt, SBX_OP_UMOUNT, SBX_RULE_NAMESPACE);
+	return deny_object(UNTRUSTED(vfsmount, mnt)->mnt_root, mnt, SBX_OP_UMOUNT, SBX_RULE_NAMESPACE);
 }
 
 SBX_LSM(sb_pivotroot, fs_sb_pivotroot, const struct path *old_path, const struct path *new_path)
@@ -1163,7 +1163,7 @@ static __always_inline int deny_ioctl(__u32 op, __u32 cmd)
 
 SBX_LSM(file_ioctl, fs_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg)
 {
-	file = UNTRUSTED(struct file, file);
+	file = UNTRUSTED(file, file);
 	switch (cmd) {
 	case TIOCSTI:
 	case TIOCLINUX:

@@ -26,9 +26,11 @@
  */
 const volatile bool plain_loads = false;
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+/* A constant to the verifier too (frozen .rodata), as bpf_rdonly_cast needs its ID to be. */
+const volatile struct sbx_kernel_ids kernel_ids;
 
-/* @p (a number or any pointer) as a read-only, untrusted pointer to @type: the verifier makes it a move. */
-#define AS_KERNEL(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
+/* @p (a number or any pointer) as a read-only, untrusted pointer to struct @tag: the verifier makes it a move. */
+#define AS_KERNEL(tag, p) ((struct tag *)bpf_rdonly_cast((const void *)(p), kernel_ids.tag))
 
 /*
  * @p, trusted (a hook's argument, the current task), as a pointer to read
@@ -40,7 +42,7 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
  * none. The loads are the same plain loads, and nothing read this way goes
  * to a helper. 6.1 has neither the lookups nor the kfunc.
  */
-#define UNTRUSTED(type, p) (plain_loads ? AS_KERNEL(type, p) : (type *)(p))
+#define UNTRUSTED(tag, p) (plain_loads ? AS_KERNEL(tag, p) : (struct tag *)(p))
 
 enum walk_state { WALK_RUNNING, WALK_DONE, WALK_UNRESOLVED, WALK_DETACHED };
 
@@ -190,7 +192,7 @@ static __always_inline bool attached(struct mount *m)
 	 * the task's, reached through the task's own BTF pointers (direct
 	 * loads), not two helper calls. The same test on the same namespace.
 	 */
-	ns = UNTRUSTED(struct task_struct, bpf_get_current_task_btf())->nsproxy->mnt_ns;
+	ns = UNTRUSTED(task_struct, bpf_get_current_task_btf())->nsproxy->mnt_ns;
 	if ((void *)ns->root == (void *)m && ns->root->mnt_ns == ns)
 		return NS_NAMED(ns, NS_LOAD);
 	ns = BPF_CORE_READ(m, mnt_ns);
@@ -296,8 +298,8 @@ int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
 	}
 	w.buf = walk->b;
 	if (plain_loads) {
-		mnt = AS_KERNEL(struct mount, m);
-		w.d = AS_KERNEL(struct dentry, d);
+		mnt = AS_KERNEL(mount, m);
+		w.d = AS_KERNEL(dentry, d);
 		if ((void *)mnt->mnt_ns == MNT_NS_INTERNAL)
 			return PATH_NOT_IN_TREE;
 	} else {

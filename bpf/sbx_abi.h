@@ -542,4 +542,19 @@ static inline __u64 sbx_seq_hash(__u64 seq, __u64 comp)
 	return (seq ^ comp) * SBX_HASH2_MUL + 0x2545f4914f6cdd1dULL;
 }
 
+/*
+ * The kernel's BTF IDs of the types bpf/resolve.h's walk casts pointers to
+ * (bpf_rdonly_cast), set by the loader in both objects' .rodata. Not a
+ * CO-RE relocation: libbpf relocates against a cut of the kernel's BTF
+ * (userspace/corebtf.h), whose IDs are not the kernel's.
+ */
+struct sbx_kernel_ids {
+	__u32 dentry;
+	__u32 file;
+	__u32 mount;
+	__u32 path;
+	__u32 task_struct;
+	__u32 vfsmount;
+};
+
 #endif /* SBX_ABI_H */

@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
+#include "corebtf.h"
 #include "extension.h"
 #include "hooks.h"
 #include "loader.h"
@@ -31,6 +32,7 @@
 #include "probe.skel.h"
 #include "shared.skel.h"
 #include "sbx_bss_layout.h"
+#include "sbx_core_names.h"
 
 /*
  * The extension object reads variables of the enforcement object's .bss
@@ -359,6 +361,66 @@ static const struct hook_index *kernel_index(const struct btf *kernel)
 	return &kernel_hooks;
 }
 
+/*
+ * The kernel's BTF cut to what the objects' CO-RE relocations can match
+ * (corebtf.h), as a path for libbpf to search instead of the whole BTF
+ * (btf_custom_path): the same relocations, 29 searches of a few thousand
+ * types instead of 126,000 on 6.1. Built once per process, and read back
+ * as libbpf will read it. Empty, and libbpf searches the whole BTF, when
+ * it could not be built or read, or when SBX_TEST_FULL_BTF=1 asks for the
+ * whole (tests/e2e/24-core-btf loads both ways and compares the programs).
+ */
+static char core_btf_path[32];
+
+static void core_btf_build(const struct btf *kernel)
+{
+	static bool tried;
+	const char *full = getenv("SBX_TEST_FULL_BTF");
+	struct btf *check;
+	int fd;
+
+	if (tried || (full && !strcmp(full, "1")))
+		return;
+	tried = true;
+	fd = corebtf__build(kernel, core_type_names, ARRAY_SIZE(core_type_names));
+	if (fd < 0)
+		return;
+	snprintf(core_btf_path, sizeof(core_btf_path), "/proc/self/fd/%d", fd);
+	check = btf__parse(core_btf_path, NULL);	/* no /proc: libbpf could not read it either */
+	if (!check) {
+		close(fd);
+		core_btf_path[0] = '\0';
+	}
+	btf__free(check);
+}
+
+/* libbpf's options for opening either object: the cut BTF, when there is one. */
+static struct bpf_object_open_opts core_open_opts(void)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, o, .btf_custom_path = core_btf_path[0] ? core_btf_path : NULL);
+
+	return o;
+}
+
+/*
+ * The kernel's IDs of the structs the walk casts to with plain loads
+ * (bpf/resolve.h AS_KERNEL), for both objects' .rodata: found once per
+ * process, in one pass, and only where the walk casts (@plain).
+ */
+static struct sbx_kernel_ids kernel_ids;
+
+static void kernel_ids_find(const struct btf *kernel, bool plain)
+{
+	static const char *const names[] = { "dentry", "file", "mount", "path", "task_struct", "vfsmount" };
+	unsigned ids[ARRAY_SIZE(names)];
+
+	if (!plain || kernel_ids.dentry)
+		return;
+	corebtf__struct_ids(kernel, names, ids, ARRAY_SIZE(names));
+	kernel_ids = (struct sbx_kernel_ids){ .dentry = ids[0], .file = ids[1], .mount = ids[2],
+					      .path = ids[3], .task_struct = ids[4], .vfsmount = ids[5] };
+}
+
 static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
 {
 	const char *sec = bpf_program__section_name(prog);
@@ -424,6 +486,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 				 bool plain, unsigned flags)
 {
 	const struct hook_index *ix = kernel_index(kernel);
+	struct bpf_object_open_opts opts;
 	struct sbx_bpf *skel;
 	struct bpf_program *prog;
 	int err = ix ? handlers_register() : -errno;
@@ -432,7 +495,11 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 		errno = -err;
 		return NULL;
 	}
-	skel = sbx_bpf__open();
+	core_btf_build(kernel);
+	kernel_ids_find(kernel, plain);
+	trace_phase("core-btf");
+	opts = core_open_opts();
+	skel = sbx_bpf__open_opts(&opts);
 	if (!skel)
 		return NULL;
 	err = hooks__select(skel->obj, kernel, ix, picks, gaps);
@@ -443,6 +510,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	}
 	wrong_variant_on_request(skel->obj);
 	skel->rodata->plain_loads = plain;
+	skel->rodata->kernel_ids = kernel_ids;
 	/* Attached only while a sandbox needs its descriptors judged (loader__fd_judging). */
 	bpf_program__set_autoattach(skel->progs.fs_file_permission, false);
 	/* Not wanted is not a gap: nothing to accept. */
@@ -542,16 +610,26 @@ static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_g
 	return added && !gaps->dropped ? -EAGAIN : -EINVAL;
 }
 
-/* The extension object, opened with extension.c's handler of its sections. NULL with errno set. */
-static struct shared_bpf *shared_open(void)
+/*
+ * The extension object, opened with extension.c's handler of its sections,
+ * and the same cut of the kernel's BTF as @skel (open_skel). NULL with errno set.
+ */
+static struct shared_bpf *shared_open(const struct sbx_bpf *skel)
 {
 	int err = handlers_register();	/* done already by open_skel: no object's handler moves */
+	struct bpf_object_open_opts opts = core_open_opts();
+	struct shared_bpf *x;
 
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	return shared_bpf__open();
+	x = shared_bpf__open_opts(&opts);
+	if (x) {
+		x->rodata->plain_loads = skel->rodata->plain_loads;
+		x->rodata->kernel_ids = skel->rodata->kernel_ids;
+	}
+	return x;
 }
 
 /*
@@ -562,7 +640,7 @@ static struct shared_bpf *shared_open(void)
 
 static int shared_open_load(struct sbx_bpf *skel, bool plain, struct shared_bpf **x_out, struct load_capture *c)
 {
-	struct shared_bpf *x = shared_open();
+	struct shared_bpf *x = shared_open(skel);
 	int err;
 
 	*x_out = x;
@@ -1205,7 +1283,7 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 	struct btf *kernel = btf__load_vmlinux_btf();
 	struct hook_gaps gaps = { .nr = 0 };
 	struct sbx_bpf *skel = kernel ? open_skel(kernel, &gaps, NULL, plain_loads_wanted(kernel), 0) : NULL;
-	struct shared_bpf *x = skel ? shared_open() : NULL;
+	struct shared_bpf *x = skel ? shared_open(skel) : NULL;
 	struct loader_prog_stats *st = NULL;
 	char *logs = NULL;
 	size_t n, i;
@@ -1228,7 +1306,6 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 	err = sbx_bpf__load(skel);	/* loaded, never attached: nothing is enforced */
 	if (err)
 		goto out;
-	x->rodata->plain_loads = skel->rodata->plain_loads;
 	err = extension__prepare(x->obj, skel->obj);
 	if (!err) {
 		n = stats_prepare(x->obj, logs, st, i);

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * corebtf.c — a kernel BTF cut down to what our CO-RE relocations can
+ * match (corebtf.h says why it relocates the same).
+ *
+ * Each kernel type is kept in one of two ways: whole, or (a struct or
+ * union behind a pointer) as a shell with its name, kind and size. The
+ * types named like ours are kept whole, and being whole spreads along
+ * members, array elements, typedefs and modifiers; a pointer's target is
+ * a shell unless something else keeps it whole. The kept types are copied
+ * in the kernel's order, so libbpf meets candidates in the same order.
+ */
+#include <errno.h>
+#include <search.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+
+#include "corebtf.h"
+#include "util.h"
+
+enum keep { DROP, SHELL, WHOLE };
+
+/* A name's first and last characters and length, folded: most kernel names are not ours by this alone. */
+#define SIG_BITS	16
+static unsigned sig(const char *name, size_t len)
+{
+	return (((unsigned char)name[0] << 8 | (unsigned char)name[len - 1]) ^ (unsigned)len << 4) &
+	       ((1u << SIG_BITS) - 1);
+}
+
+struct cut {
+	const struct btf *src;
+	__u32 nr;		/* btf__type_cnt(src) */
+	unsigned char *keep;	/* enum keep, per kernel type ID */
+	__u32 *id;		/* the kept type's ID in the cut, per kernel type ID */
+	__u32 *todo;		/* kernel type IDs whose references are still to follow */
+	__u32 nr_todo;
+	unsigned char sigs[(1u << SIG_BITS) / 8];	/* sig() of each of our names */
+};
+
+/* The length of @name without a ___flavour suffix (X___Y, neither an underscore), as libbpf counts it. */
+static size_t essential_len(const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = n >= 5 ? n - 5 + 1 : 0; i-- > 0;)
+		if (name[i + 1] == '_' && name[i + 2] == '_' && name[i + 3] == '_' && name[i] != '_' &&
+		    name[i + 4] != '_')
+			return i + 1;
+	return n;
+}
+
+static void mark(struct cut *c, __u32 id, enum keep how)
+{
+	if (!id || id >= c->nr || c->keep[id] >= how)
+		return;
+	c->keep[id] = how;
+	c->todo[c->nr_todo++] = id;	/* each ID at most twice (SHELL, WHOLE): todo has room */
+}
+
+/* What kernel type @id keeps, as it is kept itself. */
+static void follow(struct cut *c, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(c->src, id);
+	enum keep how = c->keep[id];
+	__u16 n = btf_vlen(t);
+
+	switch (btf_kind(t)) {
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		for (__u16 i = 0; how == WHOLE && i < n; i++)
+			mark(c, btf_members(t)[i].type, WHOLE);
+		break;
+	case BTF_KIND_PTR:
+		mark(c, t->type, SHELL);
+		break;
+	case BTF_KIND_ARRAY:
+		mark(c, btf_array(t)->type, how);
+		mark(c, btf_array(t)->index_type, WHOLE);
+		break;
+	case BTF_KIND_FUNC_PROTO:
+		mark(c, t->type, how);
+		for (__u16 i = 0; i < n; i++)
+			mark(c, btf_params(t)[i].type, how);
+		break;
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPE_TAG:
+		mark(c, t->type, how);
+		break;
+	default:	/* INT, ENUM, ENUM64, FWD, FLOAT: nothing further (FUNC, VAR, DATASEC: never reached) */
+		break;
+	}
+}
+
+/* Whether a relocation's type could be kernel type @t: the kinds libbpf takes as a relocation's root. */
+static bool root_kind(const struct btf_type *t)
+{
+	switch (btf_kind(t)) {
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_INT:
+	case BTF_KIND_FLOAT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether kernel type @t is named like one of the names in @h. */
+static bool named_like(const struct cut *c, const struct btf_type *t, struct hsearch_data *h)
+{
+	const char *name = btf__name_by_offset(c->src, t->name_off);
+	size_t len = essential_len(name);
+	char buf[256];
+	ENTRY e = { .key = (char *)name }, *r;
+	unsigned s = len ? sig(name, len) : 0;
+
+	if (!len || !(c->sigs[s / 8] & 1u << s % 8))
+		return false;
+	if (name[len]) {	/* a flavour of its own: looked up without it */
+		if (len >= sizeof(buf))
+			return false;	/* no name of ours is that long */
+		e.key = memcpy(buf, name, len);
+		buf[len] = '\0';
+	}
+	return hsearch_r(e, FIND, &r, h);
+}
+
+/* Every kernel type named like one of @names, kept whole. */
+static int mark_roots(struct cut *c, const char *const *names, size_t nr)
+{
+	struct hsearch_data h = { 0 };
+	char **keys = calloc(nr ? nr : 1, sizeof(*keys));	/* hdestroy_r leaves them to us */
+	int err = keys && hcreate_r(nr * 2 + 1, &h) ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < nr; i++) {
+		ENTRY e, *r;
+
+		size_t len = essential_len(names[i]);
+		unsigned s = len ? sig(names[i], len) : 0;
+
+		keys[i] = strndup(names[i], len);
+		e.key = keys[i];
+		if (!keys[i] || !hsearch_r(e, ENTER, &r, &h))
+			err = -ENOMEM;	/* a name twice (two flavours) finds the first: one entry */
+		c->sigs[s / 8] |= 1u << s % 8;
+	}
+	for (__u32 id = 1; !err && id < c->nr; id++) {
+		const struct btf_type *t = btf__type_by_id(c->src, id);
+
+		if (root_kind(t) && t->name_off && named_like(c, t, &h))
+			mark(c, id, WHOLE);
+	}
+	if (keys)
+		hdestroy_r(&h);
+	for (size_t i = 0; keys && i < nr; i++)
+		free(keys[i]);
+	free(keys);
+	return err;
+}
+
+/* The kept types' references, now their IDs in @dst. */
+static void renumber(const struct cut *c, struct btf_type *t)
+{
+	__u16 n = btf_vlen(t);
+
+	switch (btf_kind(t)) {
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		for (__u16 i = 0; i < n; i++)
+			btf_members(t)[i].type = c->id[btf_members(t)[i].type];
+		break;
+	case BTF_KIND_ARRAY:
+		btf_array(t)->type = c->id[btf_array(t)->type];
+		btf_array(t)->index_type = c->id[btf_array(t)->index_type];
+		break;
+	case BTF_KIND_FUNC_PROTO:
+		t->type = c->id[t->type];
+		for (__u16 i = 0; i < n; i++)
+			btf_params(t)[i].type = c->id[btf_params(t)[i].type];
+		break;
+	case BTF_KIND_PTR:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPE_TAG:
+		t->type = c->id[t->type];	/* a pointer's target is always kept (a shell at least) */
+		break;
+	default:
+		break;
+	}
+}
+
+/* One kept kernel type into @dst: whole (its references renumbered), or a shell. */
+static int copy_one(const struct cut *c, struct btf *dst, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(c->src, id);
+	const char *name = btf__name_by_offset(c->src, t->name_off);
+	int nid;
+
+	if (c->keep[id] == SHELL && btf_is_composite(t))
+		nid = btf_is_struct(t) ? btf__add_struct(dst, name, t->size) : btf__add_union(dst, name, t->size);
+	else
+		nid = btf__add_type(dst, c->src, t);
+	if (nid < 0)
+		return nid;
+	if (c->keep[id] == WHOLE || !btf_is_composite(t))
+		/* libbpf's copy, still in its buffer: nothing added since that could move it */
+		renumber(c, (struct btf_type *)btf__type_by_id(dst, nid));
+	return 0;
+}
+
+static int write_memfd(const struct btf *b)
+{
+	__u32 size;
+	const void *raw = btf__raw_data(b, &size);
+	int fd, err;
+
+	if (!raw)
+		return -ENOMEM;
+	fd = memfd_create("sbx-core-btf", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, raw, size);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int cut_write(struct cut *c)
+{
+	struct btf *dst = btf__new_empty();
+	__u32 next = 1;
+	int err = dst ? 0 : -errno;
+
+	for (__u32 id = 1; id < c->nr; id++)
+		if (c->keep[id])
+			c->id[id] = next++;
+	for (__u32 id = 1; !err && id < c->nr; id++)
+		if (c->keep[id])
+			err = copy_one(c, dst, id);
+	err = err ? err : write_memfd(dst);
+	btf__free(dst);
+	return err;
+}
+
+int corebtf__build(const struct btf *kernel, const char *const *names, size_t nr)
+{
+	struct cut c = { .src = kernel, .nr = btf__type_cnt(kernel) };
+	int err = -ENOMEM;
+
+	c.keep = calloc(c.nr, 1);
+	c.id = calloc(c.nr, sizeof(*c.id));
+	c.todo = malloc(2 * (size_t)c.nr * sizeof(*c.todo));
+	if (!c.keep || !c.id || !c.todo)
+		goto out;
+	err = mark_roots(&c, names, nr);
+	while (!err && c.nr_todo)
+		follow(&c, c.todo[--c.nr_todo]);
+	err = err ? err : cut_write(&c);
+out:
+	free(c.keep);
+	free(c.id);
+	free(c.todo);
+	return err;
+}
+
+void corebtf__struct_ids(const struct btf *kernel, const char *const *names, unsigned *ids, size_t nr)
+{
+	__u32 n = btf__type_cnt(kernel), left = nr;
+
+	memset(ids, 0, nr * sizeof(*ids));
+	for (__u32 id = 1; left && id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(kernel, id);
+		const char *name;
+
+		if (!btf_is_struct(t) || !t->name_off)
+			continue;
+		name = btf__name_by_offset(kernel, t->name_off);
+		for (size_t i = 0; i < nr; i++)
+			if (!ids[i] && !strcmp(name, names[i])) {
+				ids[i] = id;	/* the first, as btf__find_by_name_kind finds */
+				left--;
+			}
+	}
+}
