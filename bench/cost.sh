@@ -40,7 +40,7 @@
 #                   (SBX_TEST_DROP_HOOKS, accepted by name): inside-N minus
 #                   this is what HOOK's program adds, a per-hook breakdown
 # SBX_BENCH_COST_PROFILE=1 adds a per-program profile of every inside-N
-# condition: each loop launched once more with kernel.bpf_stats_enabled on,
+# condition and of outside-run: each loop launched once more with kernel.bpf_stats_enabled on,
 # progstats before and after, minus a launch that runs no loop (what `run`
 # and the shell cost), divided by the operations: each program's runs per
 # operation and instructions per run (the program alone, not its trampoline).
@@ -287,7 +287,7 @@ prog_delta() {
 
 profile() {
 	for c in $CONDS; do
-		case $c in inside-*-without-*) continue ;; inside-*) ;; *) continue ;; esac
+		case $c in inside-*-without-*) continue ;; inside-* | outside-run) ;; *) continue ;; esac
 		prog_delta "$c" "sleep 2" "$B/prof-none"
 		for l in $(cond_loops "$c"); do
 			prog_delta "$c" "sleep 2 && $(loop_cmd "$l")" "$B/prof-$l"

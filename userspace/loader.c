@@ -365,23 +365,26 @@ static const struct hook_index *kernel_index(const struct btf *kernel)
  * The kernel's BTF cut to what the objects' CO-RE relocations can match
  * (corebtf.h), as a path for libbpf to search instead of the whole BTF
  * (btf_custom_path): the same relocations, 29 searches of a few thousand
- * types instead of 126,000 on 6.1. Built once per process, and read back
- * as libbpf will read it. Empty, and libbpf searches the whole BTF, when
- * it could not be built or read, or when SBX_TEST_FULL_BTF=1 asks for the
- * whole (tests/e2e/24-core-btf loads both ways and compares the programs).
+ * types instead of 126,000 on 6.1. Built at the first open of a load, read
+ * back as libbpf will read it, and closed when the load is done
+ * (core_btf_release): libbpf reads it only while it loads an object. None,
+ * and libbpf searches the whole BTF, when it could not be built or read, or
+ * when SBX_TEST_FULL_BTF=1 asks for the whole (tests/e2e/24-core-btf loads
+ * both ways and compares the programs).
  */
 static char core_btf_path[32];
+static int core_btf_fd = -1;
+static bool core_btf_tried;
 
 static void core_btf_build(const struct btf *kernel)
 {
-	static bool tried;
 	const char *full = getenv("SBX_TEST_FULL_BTF");
 	struct btf *check;
 	int fd;
 
-	if (tried || (full && !strcmp(full, "1")))
+	if (core_btf_tried || (full && !strcmp(full, "1")))
 		return;
-	tried = true;
+	core_btf_tried = true;
 	fd = corebtf__build(kernel, core_type_names, ARRAY_SIZE(core_type_names));
 	if (fd < 0)
 		return;
@@ -390,8 +393,19 @@ static void core_btf_build(const struct btf *kernel)
 	if (!check) {
 		close(fd);
 		core_btf_path[0] = '\0';
+		return;
 	}
 	btf__free(check);
+	core_btf_fd = fd;
+}
+
+static void core_btf_release(void)
+{
+	if (core_btf_fd >= 0)
+		close(core_btf_fd);
+	core_btf_fd = -1;
+	core_btf_path[0] = '\0';
+	core_btf_tried = false;
 }
 
 /* libbpf's options for opening either object: the cut BTF, when there is one. */
@@ -762,6 +776,7 @@ static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_pic
 		skel = NULL;
 	}
 	btf__free(kernel);
+	core_btf_release();
 	if (err) {
 		sbx_bpf__destroy(skel);
 		return err;
@@ -1318,6 +1333,7 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 	*nr = n;
 	st = NULL;
 out:
+	core_btf_release();
 	free(logs);
 	free(st);
 	shared_bpf__destroy(x);
