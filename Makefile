@@ -110,14 +110,15 @@ $(BUILD)/shared.bpf.o: bpf/shared.bpf.c $(BUILD)/sbx_bss_layout.h | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -I$(BUILD) -c $< -o $@
 
-# The type names of both objects, which the loader cuts the kernel's BTF to (userspace/corebtf.h).
-$(BUILD)/sbx_core_names.h: $(BUILD)/sbx.bpf.o $(BUILD)/shared.bpf.o scripts/core-names.awk
+# The types the objects' CO-RE relocations start from, which the loader cuts the kernel's BTF to
+# (userspace/corebtf.h): read from their .BTF.ext by a build tool (scripts/core-roots.c).
+$(BUILD)/core-roots: scripts/core-roots.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz -lzstd
+
+$(BUILD)/sbx_core_roots.h: $(BUILD)/core-roots $(BUILD)/sbx.bpf.o $(BUILD)/shared.bpf.o
 	$(call msg,GEN,$@)
-	$(Q){ $(BPFTOOL) btf dump file $(BUILD)/sbx.bpf.o format raw && \
-	      $(BPFTOOL) btf dump file $(BUILD)/shared.bpf.o format raw; } >$@.raw
-	$(Q)awk -f scripts/core-names.awk $@.raw >$@.tmp || \
-		{ echo "$@: no type names in the objects" >&2; rm -f $@.tmp; exit 1; }
-	$(Q)rm -f $@.raw
+	$(Q)$(BUILD)/core-roots $(BUILD)/sbx.bpf.o $(BUILD)/shared.bpf.o >$@.tmp || { rm -f $@.tmp; exit 1; }
 	$(Q)cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 # Which build of the programs a pinned set is (loader.c meta): hashed once here, not at every start.
@@ -140,7 +141,7 @@ $(BUILD)/version.h: FORCE | $(BUILD)
 		echo '#define SBX_VERSION "$(VERSION)"' > $@
 $(BUILD)/static/main.o $(BUILD)/obj/main.o $(BUILD)/static/daemon.o: $(BUILD)/version.h
 $(BUILD)/static/loader.o $(BUILD)/obj/loader.o $(BUILD)/san/obj/loader.o $(BUILD)/fuzz/obj/loader.o: \
-	$(BUILD)/sbx.objhash.h $(BUILD)/sbx_core_names.h
+	$(BUILD)/sbx.objhash.h $(BUILD)/sbx_core_roots.h
 .PHONY: FORCE
 
 # The shipped binary is static and never sanitized: it must drop into any VM.

@@ -205,7 +205,11 @@ phases() {
 		printf '  %-12s %12.3f ms %8s %7s ms\n' "$name" "$(med_min_max "$B/phase-$name" | awk '{ print $1 }')" \
 			"$(med_min_max "$B/faults-$name" | awk '{ print $1 }')" \
 			"$(med_min_max "$B/idle-$name" | awk '{ print $1 }')"
-	done <"$B/phases"
+	done <"$B/phases" >"$B/table"
+	cat "$B/table"
+	# Under icount the sum less the idle time is the instructions the guest ran.
+	awk '{ t += $2; i += $5 } END { printf "  %-12s %12.3f ms %8s %7d ms   (under icount: %.1f M instructions)\n", "all", t, "", i, t - i }' \
+		"$B/table"
 }
 echo
 echo "## A run's phases, daemon running (each phase's time from the end of the one before; median of 9 runs)"

@@ -5,7 +5,7 @@
  *
  * Each kernel type is kept in one of two ways: whole, or (a struct or
  * union behind a pointer) as a shell with its name, kind and size. The
- * types named like ours are kept whole, and being whole spreads along
+ * types named like our roots are kept whole, and being whole spreads along
  * members, array elements, typedefs and modifiers; a pointer's target is
  * a shell unless something else keeps it whole. The kept types are copied
  * in the kernel's order, so libbpf meets candidates in the same order.
@@ -39,7 +39,10 @@ struct cut {
 	__u32 *id;		/* the kept type's ID in the cut, per kernel type ID */
 	__u32 *todo;		/* kernel type IDs whose references are still to follow */
 	__u32 nr_todo;
-	unsigned char sigs[(1u << SIG_BITS) / 8];	/* sig() of each of our names */
+	const struct corebtf_root *roots;
+	size_t nr_roots;
+	bool *found;		/* per root: the kernel has a type of its name and kind */
+	unsigned char sigs[(1u << SIG_BITS) / 8];	/* sig() of each root's name */
 };
 
 /* The length of @name without a ___flavour suffix (X___Y, neither an underscore), as libbpf counts it. */
@@ -110,14 +113,27 @@ static bool root_kind(const struct btf_type *t)
 	case BTF_KIND_TYPEDEF:
 	case BTF_KIND_INT:
 	case BTF_KIND_FLOAT:
+	case BTF_KIND_FWD:
 		return true;
 	default:
 		return false;
 	}
 }
 
-/* Whether kernel type @t is named like one of the names in @h. */
-static bool named_like(const struct cut *c, const struct btf_type *t, struct hsearch_data *h)
+/* Whether libbpf takes a kernel type of kind @k as a candidate for a root of kind @root (enums of either width alike). */
+static bool kinds_match(int root, int k)
+{
+	bool e1 = root == BTF_KIND_ENUM || root == BTF_KIND_ENUM64, e2 = k == BTF_KIND_ENUM || k == BTF_KIND_ENUM64;
+
+	return root == k || (e1 && e2);
+}
+
+/*
+ * Whether kernel type @t is named like one of the roots in @h: kept, then,
+ * and each root of that name and of its kind found. A name too long to
+ * look up is kept unlooked: a larger cut never changes a relocation.
+ */
+static bool named_like(struct cut *c, const struct btf_type *t, struct hsearch_data *h)
 {
 	const char *name = btf__name_by_offset(c->src, t->name_off);
 	size_t len = essential_len(name);
@@ -129,28 +145,33 @@ static bool named_like(const struct cut *c, const struct btf_type *t, struct hse
 		return false;
 	if (name[len]) {	/* a flavour of its own: looked up without it */
 		if (len >= sizeof(buf))
-			return false;	/* no name of ours is that long */
+			return true;
 		e.key = memcpy(buf, name, len);
 		buf[len] = '\0';
 	}
-	return hsearch_r(e, FIND, &r, h);
+	if (!hsearch_r(e, FIND, &r, h))
+		return false;
+	for (size_t i = 0; i < c->nr_roots; i++)
+		if (kinds_match(c->roots[i].kind, btf_kind(t)) && essential_len(c->roots[i].name) == len &&
+		    !strncmp(c->roots[i].name, name, len))
+			c->found[i] = true;
+	return true;
 }
 
-/* Every kernel type named like one of @names, kept whole. */
-static int mark_roots(struct cut *c, const char *const *names, size_t nr)
+/* Every kernel type named like one of the roots, kept whole. */
+static int mark_roots(struct cut *c)
 {
 	struct hsearch_data h = { 0 };
-	char **keys = calloc(nr ? nr : 1, sizeof(*keys));	/* hdestroy_r leaves them to us */
-	int err = keys && hcreate_r(nr * 2 + 1, &h) ? 0 : -ENOMEM;
+	char **keys = calloc(c->nr_roots ? c->nr_roots : 1, sizeof(*keys));	/* hdestroy_r leaves them to us */
+	int err = keys && hcreate_r(c->nr_roots * 2 + 1, &h) ? 0 : -ENOMEM;
 
-	for (size_t i = 0; !err && i < nr; i++) {
+	for (size_t i = 0; !err && i < c->nr_roots; i++) {
+		size_t len = essential_len(c->roots[i].name);
+		unsigned s = len ? sig(c->roots[i].name, len) : 0;
 		ENTRY e, *r;
 
-		size_t len = essential_len(names[i]);
-		unsigned s = len ? sig(names[i], len) : 0;
-
-		keys[i] = strndup(names[i], len);
-		e.key = keys[i];
+		keys[i] = strndup(c->roots[i].name, len);
+		e = (ENTRY){ .key = keys[i] };
 		if (!keys[i] || !hsearch_r(e, ENTER, &r, &h))
 			err = -ENOMEM;	/* a name twice (two flavours) finds the first: one entry */
 		c->sigs[s / 8] |= 1u << s % 8;
@@ -163,9 +184,12 @@ static int mark_roots(struct cut *c, const char *const *names, size_t nr)
 	}
 	if (keys)
 		hdestroy_r(&h);
-	for (size_t i = 0; keys && i < nr; i++)
+	for (size_t i = 0; keys && i < c->nr_roots; i++)
 		free(keys[i]);
 	free(keys);
+	for (size_t i = 0; !err && i < c->nr_roots; i++)
+		if (!c->found[i])
+			err = -ENOENT;
 	return err;
 }
 
@@ -215,6 +239,8 @@ static int copy_one(const struct cut *c, struct btf *dst, __u32 id)
 		nid = btf__add_type(dst, c->src, t);
 	if (nid < 0)
 		return nid;
+	if ((__u32)nid != c->id[id])
+		return -EINVAL;	/* references to it were numbered otherwise */
 	if (c->keep[id] == WHOLE || !btf_is_composite(t))
 		/* libbpf's copy, still in its buffer: nothing added since that could move it */
 		renumber(c, (struct btf_type *)btf__type_by_id(dst, nid));
@@ -257,21 +283,23 @@ static int cut_write(struct cut *c)
 	return err;
 }
 
-int corebtf__build(const struct btf *kernel, const char *const *names, size_t nr)
+int corebtf__build(const struct btf *kernel, const struct corebtf_root *roots, size_t nr)
 {
-	struct cut c = { .src = kernel, .nr = btf__type_cnt(kernel) };
+	struct cut c = { .src = kernel, .nr = btf__type_cnt(kernel), .roots = roots, .nr_roots = nr };
 	int err = -ENOMEM;
 
 	c.keep = calloc(c.nr, 1);
 	c.id = calloc(c.nr, sizeof(*c.id));
 	c.todo = malloc(2 * (size_t)c.nr * sizeof(*c.todo));
-	if (!c.keep || !c.id || !c.todo)
+	c.found = calloc(nr ? nr : 1, sizeof(*c.found));
+	if (!c.keep || !c.id || !c.todo || !c.found)
 		goto out;
-	err = mark_roots(&c, names, nr);
+	err = mark_roots(&c);
 	while (!err && c.nr_todo)
 		follow(&c, c.todo[--c.nr_todo]);
 	err = err ? err : cut_write(&c);
 out:
+	free(c.found);
 	free(c.keep);
 	free(c.id);
 	free(c.todo);

@@ -5,17 +5,18 @@
  * libbpf relocates each field access by searching the whole kernel BTF for
  * types of the accessed type's name: a linear scan per type name per
  * object, 4.2 M instructions each on 6.1 (126,000 types), 29 of them in a
- * run's load. Given the names our objects use (their BTF, at build time),
- * corebtf__build keeps every kernel type of one of those names with all it
- * holds by value, and what a kept pointer points to as a named shell
- * (same name, kind and size, no members). libbpf, given that (its
- * btf_custom_path), finds the same candidates with the same members at the
- * same offsets, so every relocation comes out the same: what it can
- * compare (names, kinds, members along a by-value path, the field's own
- * type) is kept whole, and what is cut is behind a pointer, where libbpf
- * compares nothing. Type IDs differ from the kernel's: the programs get
- * the kernel's IDs they pass to the kernel from the loader, not from a
- * relocation (bpf/resolve.h).
+ * run's load. Given the types our relocations start from (their roots,
+ * read from the objects' .BTF.ext at build time: scripts/core-roots.c),
+ * corebtf__build keeps every kernel type named like a root with all it
+ * holds by value, and what a kept pointer points to as a named shell (same
+ * name, kind and size, no members). libbpf, given that (its
+ * btf_custom_path), finds the same candidates in the same order with the
+ * same members at the same offsets, so every relocation comes out the
+ * same: along a by-value path it is all kept whole, and behind a pointer
+ * libbpf looks at no more than a composite's name, kind and size (what a
+ * shell keeps) and at non-composites, which are kept whole. Type IDs differ
+ * from the kernel's: the programs get the kernel's IDs they pass to the
+ * kernel from the loader, not from a relocation (bpf/resolve.h).
  */
 #ifndef SBX_COREBTF_H
 #define SBX_COREBTF_H
@@ -24,12 +25,20 @@
 
 struct btf;
 
+/* A type a relocation starts from: its name in our objects (flavour included) and BTF kind. */
+struct corebtf_root {
+	const char *name;
+	int kind;
+};
+
 /*
- * A BTF of @kernel's types named one of @names (their ___flavour suffixes
- * ignored on both sides, as libbpf ignores them), with what they hold,
- * written to a memfd: its fd (close-on-exec), or -errno.
+ * A BTF of @kernel's types named like one of @roots (their ___flavour
+ * suffixes ignored on both sides, as libbpf ignores them), with what they
+ * hold, written to a memfd: its fd (close-on-exec), or -errno. -ENOENT
+ * when a root has no type of its name and kind in @kernel: libbpf would go
+ * on to search the modules' BTF for it, and the cut has none of theirs.
  */
-int corebtf__build(const struct btf *kernel, const char *const *names, size_t nr);
+int corebtf__build(const struct btf *kernel, const struct corebtf_root *roots, size_t nr);
 
 /* The IDs in @kernel of the structs named @names, in one pass: each, or 0 where it has none. */
 void corebtf__struct_ids(const struct btf *kernel, const char *const *names, unsigned *ids, size_t nr);

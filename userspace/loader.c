@@ -32,7 +32,7 @@
 #include "probe.skel.h"
 #include "shared.skel.h"
 #include "sbx_bss_layout.h"
-#include "sbx_core_names.h"
+#include "sbx_core_roots.h"
 
 /*
  * The extension object reads variables of the enforcement object's .bss
@@ -379,22 +379,25 @@ static bool core_btf_tried;
 static void core_btf_build(const struct btf *kernel)
 {
 	const char *full = getenv("SBX_TEST_FULL_BTF");
-	struct btf *check;
+	struct btf *check = NULL;
 	int fd;
 
 	if (core_btf_tried || (full && !strcmp(full, "1")))
 		return;
 	core_btf_tried = true;
-	fd = corebtf__build(kernel, core_type_names, ARRAY_SIZE(core_type_names));
-	if (fd < 0)
-		return;
-	snprintf(core_btf_path, sizeof(core_btf_path), "/proc/self/fd/%d", fd);
-	check = btf__parse(core_btf_path, NULL);	/* no /proc: libbpf could not read it either */
+	fd = corebtf__build(kernel, core_roots, ARRAY_SIZE(core_roots));
+	if (fd >= 0) {
+		snprintf(core_btf_path, sizeof(core_btf_path), "/proc/self/fd/%d", fd);
+		check = btf__parse(core_btf_path, NULL);	/* no /proc: libbpf could not read it either */
+	}
 	if (!check) {
-		close(fd);
+		trace_note("core-btf: the whole BTF (no cut: %s)", strerror(fd < 0 ? -fd : errno));
+		if (fd >= 0)
+			close(fd);
 		core_btf_path[0] = '\0';
 		return;
 	}
+	trace_note("core-btf: a cut of %u types", btf__type_cnt(check) - 1);
 	btf__free(check);
 	core_btf_fd = fd;
 }
@@ -423,16 +426,28 @@ static struct bpf_object_open_opts core_open_opts(void)
  */
 static struct sbx_kernel_ids kernel_ids;
 
+/* Each struct the walk casts to: its name, and its field of struct sbx_kernel_ids. */
+#define KERNEL_IDS(X) X(dentry) X(file) X(mount) X(path) X(task_struct) X(vfsmount)
+
 static void kernel_ids_find(const struct btf *kernel, bool plain)
 {
-	static const char *const names[] = { "dentry", "file", "mount", "path", "task_struct", "vfsmount" };
+#define NAME(s) #s,
+#define SET(s) kernel_ids.s = ids[i++];
+#define SHOW(s) " " #s "=%u"
+#define ARG(s) , kernel_ids.s
+	static const char *const names[] = { KERNEL_IDS(NAME) };
 	unsigned ids[ARRAY_SIZE(names)];
+	size_t i = 0;
 
 	if (!plain || kernel_ids.dentry)
 		return;
 	corebtf__struct_ids(kernel, names, ids, ARRAY_SIZE(names));
-	kernel_ids = (struct sbx_kernel_ids){ .dentry = ids[0], .file = ids[1], .mount = ids[2],
-					      .path = ids[3], .task_struct = ids[4], .vfsmount = ids[5] };
+	KERNEL_IDS(SET)
+	trace_note("kernel-ids" KERNEL_IDS(SHOW) KERNEL_IDS(ARG));
+#undef NAME
+#undef SET
+#undef SHOW
+#undef ARG
 }
 
 static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)

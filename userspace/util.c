@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -261,6 +262,20 @@ unsigned long long clock_ns(clockid_t id)
 long long now_ms(void)
 {
 	return (long long)(clock_ns(CLOCK_MONOTONIC) / 1000000);
+}
+
+/* With SBX_TRACE_PHASES, a line of what a phase chose ("sbx-bpf: note …"), which readers of phases skip. */
+void trace_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!getenv("SBX_TRACE_PHASES"))
+		return;
+	fprintf(stderr, "sbx-bpf: note ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 void trace_phase(const char *what)

@@ -83,5 +83,6 @@ long long now_ms(void);
  * `rep stosb`, counted per byte).
  */
 void trace_phase(const char *what);
+void trace_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -6,8 +6,9 @@
 # ours has the same instructions in both (the kernel's tag of them, map
 # references aside), the run with the cut did relocate against it
 # (libbpf's candidates carry the cut's type IDs, not the kernel's), and no
-# program was refused on the way (a wrong kernel type ID for the walk's
-# plain loads would be a refusal, then a quiet load without them).
+# program was refused on the way. The kernel type IDs the walk casts to
+# with plain loads (6.2+) are not in the instructions but in .rodata: the
+# loader's (its trace) must be the IDs libbpf found in the whole BTF.
 # e2e: programs=own
 . /sbx/tests/e2e/lib.sh
 
@@ -20,7 +21,7 @@ load() {
 	shift
 	wait_unloads 1200 || fail "$n/unloaded" "an earlier run's programs are still there"
 	progstats >"$W/$n.before" || fail "$n/progstats" "progstats failed"
-	env "$@" SBX_TRACE_LIBBPF=1 sbx-bpf run --policy "$W/p.json" -- \
+	env "$@" SBX_TRACE_LIBBPF=1 SBX_TRACE_PHASES=1 sbx-bpf run --policy "$W/p.json" -- \
 		sh -c 'touch "$1.up"; while [ ! -e "$1.go" ]; do sleep 0.1; done' sh "$W/$n" 2>"$W/$n.err" &
 	pid=$!
 	wait_for "$W/$n.up" 1200 || fail "$n/started" "$(tail -c 600 "$W/$n.err")"
@@ -34,7 +35,7 @@ load() {
 	       if (!(v["id"] in old)) print v["name"], v["tag"] }' "$W/$n.before" "$W/$n.all" | sort >"$W/$n.tags"
 }
 
-load cut
+load cut SBX_TEST_FULL_BTF=0
 load full SBX_TEST_FULL_BTF=1
 
 nr=$(wc -l <"$W/cut.tags")
@@ -56,6 +57,18 @@ if [ -n "$full_id" ] && [ -n "$cut_id" ] && [ "$full_id" != "$cut_id" ]; then
 	pass relocated-against-the-cut
 else
 	fail relocated-against-the-cut "task_struct's candidate: [$cut_id] with the cut, [$full_id] without"
+fi
+
+# The loader's kernel IDs against the whole BTF's candidates, where the walk casts (bpf_rdonly_cast).
+if grep -q bpf_rdonly_cast /sys/kernel/btf/vmlinux; then
+	ids=$(sed -n 's/.*sbx-bpf: note kernel-ids //p' "$W/cut.err" | head -1)
+	bad=
+	for s in dentry file mount path task_struct vfsmount; do
+		want=$(sed -n "s/.*found target candidate \[\([0-9]*\)\] struct $s in .*/\1/p" "$W/full.err" | sort -u)
+		got=$(echo "$ids" | tr ' ' '\n' | sed -n "s/^$s=//p")
+		[ -n "$want" ] && [ "$got" = "$want" ] || bad="$bad $s: $got, want $want;"
+	done
+	[ -z "$bad" ] && pass kernel-ids || fail kernel-ids "${bad:-} (loader: '$ids')"
 fi
 
 for n in cut full; do

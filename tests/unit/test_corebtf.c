@@ -18,14 +18,14 @@
 
 struct kern {
 	struct btf *btf;
-	int task, inner, pointee, arr, other, task_v2, task_union, task_bad, state, u32t;
+	int task, inner, pointee, arr, other, task_v2, task_union, task_bad, state, u32t, holder, xtype, deep;
 };
 
 /* A kernel BTF with a little of everything the cut must handle. */
 static void kern_build(struct kern *k)
 {
 	struct btf *b = btf__new_empty();
-	int i32, ptr_pointee, ptr_inner;
+	int i32, ptr_pointee, ptr_inner, ptr_x, ptr_fn, ptr_fwd, ptr_other, proto, cnst;
 
 	assert_non_null(b);
 	i32 = btf__add_int(b, "int", 4, BTF_INT_SIGNED);
@@ -40,29 +40,46 @@ static void kern_build(struct kern *k)
 	ptr_pointee = btf__add_ptr(b, k->pointee);
 	ptr_inner = btf__add_ptr(b, k->inner);
 	k->arr = btf__add_array(b, i32, k->inner, 2);
-	k->task = btf__add_struct(b, "task", 48);
+	/* held by value by holder (a root of a lower ID), pointed to by task: first a shell, then whole */
+	k->deep = btf__add_struct(b, "deep", 4);
+	btf__add_field(b, "d", i32, 0, 0);
+	k->xtype = btf__add_struct(b, "xtype", 4);
+	btf__add_field(b, "dd", k->deep, 0, 0);
+	cnst = btf__add_const(b, k->xtype);
+	k->holder = btf__add_struct(b, "holder", 4);
+	assert_int_equal(btf__add_field(b, "x", cnst, 0, 0), 0);
+	ptr_x = btf__add_ptr(b, k->xtype);
+	ptr_other = btf__add_ptr(b, k->other);
+	proto = btf__add_func_proto(b, i32);		/* behind a pointer, kept whole: int (*)(struct other *) */
+	assert_int_equal(btf__add_func_param(b, "p", ptr_other), 0);
+	ptr_fn = btf__add_ptr(b, proto);
+	ptr_fwd = btf__add_ptr(b, btf__add_fwd(b, "opaque", BTF_FWD_STRUCT));
+	k->task = btf__add_struct(b, "task", 72);
 	btf__add_field(b, "in", k->inner, 0, 0);
 	btf__add_field(b, "p", ptr_pointee, 64, 0);
 	btf__add_field(b, "ip", ptr_inner, 128, 0);
 	btf__add_field(b, "arr", k->arr, 192, 0);
+	btf__add_field(b, "xp", ptr_x, 320, 0);
+	btf__add_field(b, "fn", ptr_fn, 384, 0);
+	btf__add_field(b, "op", ptr_fwd, 448, 0);
 	k->task_v2 = btf__add_struct(b, "task___v2", 4);	/* a flavour of task: a candidate too */
 	btf__add_field(b, "z", i32, 0, 0);
 	k->task_union = btf__add_union(b, "task", 4);	/* another kind, same name: kept */
 	btf__add_field(b, "u", i32, 0, 0);
 	k->task_bad = btf__add_struct(b, "task___", 4);	/* no flavour after ___: another name */
-	k->state = btf__add_enum(b, "state", 4);
-	btf__add_enum_value(b, "ON", 0);
-	btf__add_enum_value(b, "OFF", -1);
+	k->state = btf__add_enum64(b, "state", 8, true);
+	btf__add_enum64_value(b, "ON", 0);
+	btf__add_enum64_value(b, "OFF", -1);
 	k->u32t = btf__add_typedef(b, "u32_t", i32);
 	k->btf = b;
 }
 
-/* The cut of @k for @names, parsed back as libbpf parses it. */
-static struct btf *cut_of(const struct kern *k, const char *const *names, size_t nr)
+/* The cut of @k for @roots, parsed back as libbpf parses it. */
+static struct btf *cut_of(const struct kern *k, const struct corebtf_root *roots, size_t nr)
 {
 	char path[32];
 	struct btf *cut;
-	int fd = corebtf__build(k->btf, names, nr);
+	int fd = corebtf__build(k->btf, roots, nr);
 
 	assert_true(fd >= 0);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
@@ -84,9 +101,20 @@ static const char *name_of(const struct btf *b, __u32 id)
 	return btf__name_by_offset(b, btf__type_by_id(b, id)->name_off);
 }
 
+static const struct btf_type *ptr_target(const struct btf *b, __u32 ptr_id)
+{
+	const struct btf_type *p = btf__type_by_id(b, ptr_id);
+
+	assert_true(btf_is_ptr(p));
+	return btf__type_by_id(b, p->type);
+}
+
 static void kept_whole_and_shells(void **state)
 {
-	static const char *const names[] = { "task___local", "u32_t", "state" };
+	static const struct corebtf_root roots[] = {
+		{ "task___local", BTF_KIND_STRUCT }, { "holder", BTF_KIND_STRUCT },
+		{ "u32_t", BTF_KIND_TYPEDEF }, { "state", BTF_KIND_ENUM },
+	};
 	struct kern k;
 	struct btf *cut;
 	const struct btf_type *t, *p;
@@ -94,55 +122,74 @@ static void kept_whole_and_shells(void **state)
 
 	(void)state;
 	kern_build(&k);
-	cut = cut_of(&k, names, 3);
+	cut = cut_of(&k, roots, 4);
 
 	t = named(cut, "task", BTF_KIND_STRUCT);
 	assert_non_null(t);
-	assert_int_equal(btf_vlen(t), 4);
-	assert_int_equal(t->size, 48);
+	assert_int_equal(btf_vlen(t), 7);
+	assert_int_equal(t->size, 72);
 	m = btf_members(t);
 	assert_string_equal(name_of(cut, m[0].type), "inner");
-	p = btf__type_by_id(cut, m[1].type);	/* a pointer to a shell of pointee */
-	assert_true(btf_is_ptr(p));
-	assert_string_equal(name_of(cut, p->type), "pointee");
-	assert_int_equal(btf_vlen(btf__type_by_id(cut, p->type)), 0);
-	assert_int_equal(btf__type_by_id(cut, p->type)->size, 24);
+	p = ptr_target(cut, m[1].type);		/* a shell of pointee */
+	assert_string_equal(btf__name_by_offset(cut, p->name_off), "pointee");
+	assert_int_equal(btf_vlen(p), 0);
+	assert_int_equal(p->size, 24);
+	assert_int_equal(btf_vlen(ptr_target(cut, m[2].type)), 2);	/* inner, whole */
 	assert_true(btf_is_array(btf__type_by_id(cut, m[3].type)));
 	assert_string_equal(name_of(cut, btf_array(btf__type_by_id(cut, m[3].type))->type), "inner");
+	assert_string_equal(name_of(cut, btf_array(btf__type_by_id(cut, m[3].type))->index_type), "int");
 	assert_int_equal(btf_member_bit_offset(t, 3), 192);
+	p = ptr_target(cut, m[5].type);		/* the function type, whole; its parameter's struct a shell */
+	assert_true(btf_is_func_proto(p));
+	assert_int_equal(btf_vlen(p), 1);
+	assert_string_equal(name_of(cut, p->type), "int");
+	assert_int_equal(btf_vlen(ptr_target(cut, btf_params(p)[0].type)), 0);
+	assert_true(btf_is_fwd(ptr_target(cut, m[6].type)));
 
 	t = named(cut, "inner", BTF_KIND_STRUCT);	/* whole, though also behind a pointer */
 	assert_int_equal(btf_vlen(t), 2);
 	assert_int_equal(btf_member_bit_offset(t, 1), 32);
 	assert_int_equal(btf_member_bitfield_size(t, 1), 3);
 
+	/* xtype: met first behind task's pointer (a shell), then by value through holder's const: whole */
+	t = named(cut, "xtype", BTF_KIND_STRUCT);
+	assert_int_equal(btf_vlen(t), 1);
+	assert_int_equal(btf_vlen(named(cut, "deep", BTF_KIND_STRUCT)), 1);
+	t = named(cut, "holder", BTF_KIND_STRUCT);
+	assert_true(btf_is_const(btf__type_by_id(cut, btf_members(t)[0].type)));
+	assert_int_equal(btf__type_cnt(cut) - 1,
+			 btf__find_by_name_kind(cut, "u32_t", BTF_KIND_TYPEDEF));	/* the last, as in the kernel */
+
 	assert_non_null(named(cut, "task___v2", BTF_KIND_STRUCT));
 	assert_non_null(named(cut, "task", BTF_KIND_UNION));
 	assert_true(btf__find_by_name_kind(cut, "task___v2", BTF_KIND_STRUCT) >
 		    btf__find_by_name_kind(cut, "task", BTF_KIND_STRUCT));	/* the kernel's order */
 	assert_null(named(cut, "task___", BTF_KIND_STRUCT));
-	assert_null(named(cut, "other", BTF_KIND_STRUCT));	/* only inside the shell's members */
+	t = named(cut, "other", BTF_KIND_STRUCT);	/* in a shell's members, and behind a pointer: a shell */
+	assert_non_null(t);
+	assert_int_equal(btf_vlen(t), 0);
 
-	t = named(cut, "state", BTF_KIND_ENUM);
+	t = named(cut, "state", BTF_KIND_ENUM64);	/* an enum root finds the 64-bit one; signed stays signed */
 	assert_int_equal(btf_vlen(t), 2);
-	assert_int_equal(btf_enum(t)[1].val, -1);
+	assert_true(btf_kflag(t));
+	assert_int_equal((long long)btf_enum64_value(&btf_enum64(t)[1]), -1);
 	t = named(cut, "u32_t", BTF_KIND_TYPEDEF);
 	assert_string_equal(name_of(cut, t->type), "int");
 	btf__free(cut);
 	btf__free(k.btf);
 }
 
-static void nothing_of_ours(void **state)
+/* A root the kernel has no type of: libbpf would search the modules' BTF, so no cut. */
+static void root_not_in_kernel(void **state)
 {
-	static const char *const names[] = { "absent" };
+	static const struct corebtf_root absent[] = { { "task", BTF_KIND_STRUCT }, { "absent", BTF_KIND_STRUCT } };
+	static const struct corebtf_root kind[] = { { "state", BTF_KIND_STRUCT } };
 	struct kern k;
-	struct btf *cut;
 
 	(void)state;
 	kern_build(&k);
-	cut = cut_of(&k, names, 1);
-	assert_int_equal(btf__type_cnt(cut), 1);	/* void only: libbpf finds no candidate, as in the whole */
-	btf__free(cut);
+	assert_int_equal(corebtf__build(k.btf, absent, 2), -ENOENT);
+	assert_int_equal(corebtf__build(k.btf, kind, 1), -ENOENT);	/* its name, another kind */
 	btf__free(k.btf);
 }
 
@@ -165,7 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kept_whole_and_shells),
-		cmocka_unit_test(nothing_of_ours),
+		cmocka_unit_test(root_not_in_kernel),
 		cmocka_unit_test(struct_ids),
 	};
 
