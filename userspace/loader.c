@@ -411,12 +411,23 @@ static void core_btf_release(void)
 	core_btf_tried = false;
 }
 
-/* libbpf's options for opening either object: the cut BTF, when there is one. */
-static struct bpf_object_open_opts core_open_opts(void)
+/*
+ * The cut for libbpf's options (btf_custom_path), or NULL. Options are
+ * declared where they are used (LIBBPF_OPTS): returned by value, their
+ * padding is not zeroed, and libbpf refuses options with non-zero bytes
+ * past the last field.
+ */
+static const char *core_btf(void)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, o, .btf_custom_path = core_btf_path[0] ? core_btf_path : NULL);
+	return core_btf_path[0] ? core_btf_path : NULL;
+}
 
-	return o;
+/* The enforcement object opened with the cut, when there is one. NULL with errno set. */
+static struct sbx_bpf *sbx_open(void)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = core_btf());
+
+	return sbx_bpf__open_opts(&opts);
 }
 
 /*
@@ -515,7 +526,6 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 				 bool plain, unsigned flags)
 {
 	const struct hook_index *ix = kernel_index(kernel);
-	struct bpf_object_open_opts opts;
 	struct sbx_bpf *skel;
 	struct bpf_program *prog;
 	int err = ix ? handlers_register() : -errno;
@@ -527,8 +537,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	core_btf_build(kernel);
 	kernel_ids_find(kernel, plain);
 	trace_phase("core-btf");
-	opts = core_open_opts();
-	skel = sbx_bpf__open_opts(&opts);
+	skel = sbx_open();
 	if (!skel)
 		return NULL;
 	err = hooks__select(skel->obj, kernel, ix, picks, gaps);
@@ -646,7 +655,7 @@ static int shared_gaps(struct shared_bpf *x, struct sbx_bpf *skel, struct hook_g
 static struct shared_bpf *shared_open(const struct sbx_bpf *skel)
 {
 	int err = handlers_register();	/* done already by open_skel: no object's handler moves */
-	struct bpf_object_open_opts opts = core_open_opts();
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = core_btf());
 	struct shared_bpf *x;
 
 	if (err) {
