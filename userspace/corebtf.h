@@ -4,7 +4,7 @@
  *
  * libbpf relocates each field access by searching the whole kernel BTF for
  * types of the accessed type's name: a linear scan per type name per
- * object, 4.2 M instructions each on 6.1 (126,000 types), 29 of them in a
+ * object, 4.2 M instructions each on 6.1 (100,643 types), 29 of them in a
  * run's load. Given the types our relocations start from (their roots,
  * read from the objects' .BTF.ext at build time: scripts/core-roots.c),
  * corebtf__build keeps every kernel type named like a root with all it
