@@ -372,7 +372,7 @@ static const struct hook_index *kernel_index(const struct btf *kernel)
  * when SBX_TEST_FULL_BTF=1 asks for the whole (tests/e2e/24-core-btf loads
  * both ways and compares the programs).
  */
-static char core_btf_path[32];
+static char core_btf_path[32];	/* "/proc/self/fd/N" of core_btf_fd, when it is open */
 static int core_btf_fd = -1;
 static bool core_btf_tried;
 
@@ -394,7 +394,6 @@ static void core_btf_build(const struct btf *kernel)
 		trace_note("core-btf: the whole BTF (no cut: %s)", strerror(fd < 0 ? -fd : errno));
 		if (fd >= 0)
 			close(fd);
-		core_btf_path[0] = '\0';
 		return;
 	}
 	trace_note("core-btf: a cut of %u types", btf__type_cnt(check) - 1);
@@ -407,7 +406,6 @@ static void core_btf_release(void)
 	if (core_btf_fd >= 0)
 		close(core_btf_fd);
 	core_btf_fd = -1;
-	core_btf_path[0] = '\0';
 	core_btf_tried = false;
 }
 
@@ -419,7 +417,7 @@ static void core_btf_release(void)
  */
 static const char *core_btf(void)
 {
-	return core_btf_path[0] ? core_btf_path : NULL;
+	return core_btf_fd >= 0 ? core_btf_path : NULL;
 }
 
 /* The enforcement object opened with the cut, when there is one. NULL with errno set. */
@@ -675,7 +673,6 @@ static struct shared_bpf *shared_open(const struct sbx_bpf *skel)
  * or not (@plain); the verifier's words on a refusal in @c. NULL with
  * errno set, *@x_out left for shared_gaps when only the load failed.
  */
-
 static int shared_open_load(struct sbx_bpf *skel, bool plain, struct shared_bpf **x_out, struct load_capture *c)
 {
 	struct shared_bpf *x = shared_open(skel);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,12 +265,22 @@ long long now_ms(void)
 	return (long long)(clock_ns(CLOCK_MONOTONIC) / 1000000);
 }
 
+/* Whether SBX_TRACE_PHASES is set: asked once. */
+static bool tracing_phases(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("SBX_TRACE_PHASES") != NULL;
+	return on;
+}
+
 /* With SBX_TRACE_PHASES, a line of what a phase chose ("sbx-bpf: note …"), which readers of phases skip. */
 void trace_note(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!getenv("SBX_TRACE_PHASES"))
+	if (!tracing_phases())
 		return;
 	fprintf(stderr, "sbx-bpf: note ");
 	va_start(ap, fmt);
@@ -280,14 +291,11 @@ void trace_note(const char *fmt, ...)
 
 void trace_phase(const char *what)
 {
-	static int on = -1;
 	struct rusage ru;
 	char up[64];
 	double idle;
 
-	if (on < 0)
-		on = getenv("SBX_TRACE_PHASES") != NULL;
-	if (!on)
+	if (!tracing_phases())
 		return;
 	if (getrusage(RUSAGE_SELF, &ru))
 		ru.ru_minflt = -1;
