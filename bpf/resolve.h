@@ -21,16 +21,17 @@
  * entry, so a load that faults reads 0) instead of one
  * bpf_probe_read_kernel call per step (about 100 instructions under
  * icount). A constant to the verifier, so each kernel verifies one of the
- * two ways only, and 6.1 never reaches the kfunc call (libbpf leaves a
- * weak kfunc the kernel lacks as a call the verifier allows in dead code).
+ * two ways only, and 6.1 never reaches the kfunc call (there the loader
+ * leaves the marked call as it is: the verifier allows it in dead code).
  */
 const volatile bool plain_loads = false;
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+/* bpf_rdonly_cast, through the call the loader patches (sbx_abi.h SBX_CALL_RDONLY_CAST). */
+static void *(*const sbx_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)SBX_CALL_RDONLY_CAST;
 /* A constant to the verifier too (frozen .rodata), as bpf_rdonly_cast needs its ID to be. */
 const volatile struct sbx_kernel_ids kernel_ids;
 
 /* @p (a number or any pointer) as a read-only, untrusted pointer to struct @tag: the verifier makes it a move. */
-#define AS_KERNEL(tag, p) ((struct tag *)bpf_rdonly_cast((const void *)(p), kernel_ids.tag))
+#define AS_KERNEL(tag, p) ((struct tag *)sbx_rdonly_cast((const void *)(p), kernel_ids.tag))
 
 /*
  * @p, trusted (a hook's argument, the current task), as a pointer to read

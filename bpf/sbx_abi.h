@@ -557,4 +557,14 @@ struct sbx_kernel_ids {
 	__u32 vfsmount;
 };
 
+/*
+ * The call instruction the programs write for bpf_rdonly_cast: a helper
+ * number no kernel has, which the loader turns into the kfunc call right
+ * before each program is loaded (userspace/kfuncs.h). A kfunc declared
+ * __ksym would make libbpf parse the kernel's whole BTF once per object to
+ * find it (40 M instructions each). Left as it is (a kernel without the
+ * kfunc), it is a call the verifier refuses wherever it is reachable.
+ */
+#define SBX_CALL_RDONLY_CAST	0x5bc0ca57
+
 #endif /* SBX_ABI_H */

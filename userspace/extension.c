@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "extension.h"
+#include "kfuncs.h"
 
 #define EXT_PREFIX	"freplace/"
 /* Extensions one object may have: with more, extension__prepare refuses the object. */
@@ -112,7 +113,7 @@ static int ext_prepare_load(struct bpf_program *prog, struct bpf_prog_load_opts 
 			opts->attach_btf_obj_fd = 0;	/* one union with attach_prog_fd in the kernel's attr */
 			opts->attach_btf_id = targets[i].btf_id;
 			targets[i].x = NULL;	/* used once: a later object at the same address finds nothing */
-			return 0;
+			return kfuncs__patch(prog);
 		}
 	return -ESRCH;	/* not prepared: what libbpf says of a target it cannot find */
 }

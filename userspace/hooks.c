@@ -213,6 +213,7 @@ int hooks__index(const struct btf *kernel, struct hook_index *ix)
 
 	ix->nr = 0;
 	ix->f = NULL;
+	ix->rdonly_cast = 0;
 	for (__u32 id = 1; id < n; id++) {
 		const struct btf_type *t = btf__type_by_id(kernel, id);
 		const char *name;
@@ -220,6 +221,8 @@ int hooks__index(const struct btf *kernel, struct hook_index *ix)
 		if (!btf_is_func(t))
 			continue;
 		name = btf__name_by_offset(kernel, t->name_off);
+		if (name && !ix->rdonly_cast && !strcmp(name, "bpf_rdonly_cast"))
+			ix->rdonly_cast = (int)id;
 		/* A longer name is no hook of ours: hook_pick.hook has HOOK_NAME_MAX. */
 		if (!name || strncmp(name, KERNEL_PREFIX, strlen(KERNEL_PREFIX)) ||
 		    strlen(name) - strlen(KERNEL_PREFIX) >= HOOK_NAME_MAX)
@@ -261,6 +264,7 @@ void hooks__index_free(struct hook_index *ix)
 	free(ix->f);
 	ix->f = NULL;
 	ix->nr = 0;
+	ix->rdonly_cast = 0;
 }
 
 /* The FUNC_PROTO id of kernel hook @hook (found in @ix, an index of @kernel); <= 0: none. */

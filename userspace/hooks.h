@@ -87,9 +87,10 @@ struct hook_func {
 struct hook_index {
 	struct hook_func *f;		/* sorted by hook */
 	unsigned int nr;
+	int rdonly_cast;		/* the BTF id of the kfunc bpf_rdonly_cast (6.2+), or 0 (kfuncs.h) */
 };
 
-/* Index @kernel's LSM hooks into @ix (hooks__index_free it). 0 or -ENOMEM. */
+/* Index @kernel's LSM hooks, and the kfunc, into @ix (hooks__index_free it). 0 or -ENOMEM. */
 int hooks__index(const struct btf *kernel, struct hook_index *ix);
 /* The BTF id of the kernel's bpf_lsm_<@hook>, or -ENOENT. */
 int hooks__index_func(const struct hook_index *ix, const char *hook);

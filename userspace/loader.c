@@ -24,6 +24,7 @@
 #include "corebtf.h"
 #include "extension.h"
 #include "hooks.h"
+#include "kfuncs.h"
 #include "loader.h"
 #include "sbx.objhash.h"
 #include "mappurge.h"
@@ -325,20 +326,6 @@ static void wrong_variant_on_request(struct bpf_object *obj)
 }
 
 /*
- * Whether fs.bpf.c's walk should read with plain loads: where the kernel
- * has bpf_rdonly_cast (6.2+). SBX_TEST_PLAIN_LOADS=0|1 says so instead, so
- * the e2e tests can run each kernel the other way too (tests/e2e/19-hook-gaps).
- */
-static bool plain_loads_wanted(const struct btf *kernel)
-{
-	const char *forced = getenv("SBX_TEST_PLAIN_LOADS");
-
-	if (forced && (!strcmp(forced, "0") || !strcmp(forced, "1")))
-		return forced[0] == '1';
-	return btf__find_by_name_kind(kernel, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
-}
-
-/*
  * libbpf finds each LSM program's attach target, bpf_lsm_<hook>, with a
  * linear search of the kernel's BTF when it loads the program: 45 searches,
  * 100 M instructions of a start-up on 6.1. The "lsm" sections are ours to
@@ -358,7 +345,24 @@ static const struct hook_index *kernel_index(const struct btf *kernel)
 		errno = -err;
 		return NULL;
 	}
+	kfuncs__set_rdonly_cast((__u32)kernel_hooks.rdonly_cast);
 	return &kernel_hooks;
+}
+
+/*
+ * Whether fs.bpf.c's walk should read with plain loads: where the kernel
+ * has bpf_rdonly_cast (6.2+). SBX_TEST_PLAIN_LOADS=0|1 says so instead, so
+ * the e2e tests can run each kernel the other way too (tests/e2e/19-hook-gaps).
+ */
+static bool plain_loads_wanted(const struct btf *kernel)
+{
+	const char *forced = getenv("SBX_TEST_PLAIN_LOADS");
+	const struct hook_index *ix;
+
+	if (forced && (!strcmp(forced, "0") || !strcmp(forced, "1")))
+		return forced[0] == '1';
+	ix = kernel_index(kernel);
+	return ix && ix->rdonly_cast > 0;
 }
 
 /*
@@ -462,11 +466,9 @@ static void kernel_ids_find(const struct btf *kernel, bool plain)
 static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
 {
 	const char *sec = bpf_program__section_name(prog);
-	int id;
+	int id, err;
 
 	(void)cookie;
-	if (opts->attach_btf_id)
-		return 0;	/* set with bpf_program__set_attach_target, which libbpf honours too */
 	/* open_skel indexed the kernel before registering this handler. */
 	id = strncmp(sec, "lsm/", 4) ? -ENOENT : hooks__index_func(&kernel_hooks, sec + 4);
 	if (id < 0) {
@@ -480,7 +482,10 @@ static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts
 	}
 	opts->attach_btf_obj_fd = 0;	/* vmlinux */
 	opts->attach_btf_id = (__u32)id;
-	return 0;
+	opts->expected_attach_type = BPF_LSM_MAC;
+	/* Registered as another type (handlers_register): an LSM program from here on. */
+	err = bpf_program__set_type(prog, BPF_PROG_TYPE_LSM);
+	return err ? err : kfuncs__patch(prog);
 }
 
 static int lsm_attach(const struct bpf_program *prog, long cookie, struct bpf_link **link)
@@ -498,6 +503,14 @@ static int lsm_attach(const struct bpf_program *prog, long cookie, struct bpf_li
  * unregistered. That pointer is into libbpf's one array of handlers, which
  * each registration reallocates: every handler (the extensions' too) is
  * registered here, before any object is opened.
+ *
+ * The "lsm" sections open as BPF_PROG_TYPE_SYSCALL programs, and
+ * lsm_prepare makes each an LSM program right before it is loaded: libbpf
+ * (1.1) parses the kernel's whole BTF for an object that has an LSM
+ * program when it starts loading it (40 M instructions on 6.12), though
+ * with the attach targets from our index and CO-RE against the cut it has
+ * no use for it. The type is only libbpf's until then: nothing of ours
+ * asks for it, and what reaches the kernel is an LSM program.
  */
 static int handlers_register(void)
 {
@@ -506,7 +519,7 @@ static int handlers_register(void)
 		    .prog_attach_fn = lsm_attach);
 
 	if (!lsm_registered) {
-		int id = libbpf_register_prog_handler("lsm+", BPF_PROG_TYPE_LSM, BPF_LSM_MAC, &o);
+		int id = libbpf_register_prog_handler("lsm+", BPF_PROG_TYPE_SYSCALL, BPF_LSM_MAC, &o);
 
 		if (id < 0)
 			return id;

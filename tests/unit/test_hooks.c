@@ -411,6 +411,15 @@ static void test_hook_index(void **state)
 	assert_true(btf__add_func(k.btf, longest, BTF_FUNC_STATIC, proto) > 0);
 	assert_int_equal(hooks__index(k.btf, &ix), 0);
 	assert_int_equal(ix.nr, 4);
+	assert_int_equal(ix.rdonly_cast, 0);	/* a kernel without the kfunc (6.1) */
+	hooks__index_free(&ix);
+	/* The kfunc is found in the same pass: a FUNC of its name, not a struct first met. */
+	assert_true(btf__add_struct(k.btf, "bpf_rdonly_cast", 4) > 0);
+	other = btf__add_func(k.btf, "bpf_rdonly_cast", BTF_FUNC_GLOBAL, proto);
+	assert_true(other > 0);
+	assert_int_equal(hooks__index(k.btf, &ix), 0);
+	assert_int_equal(ix.rdonly_cast, other);
+	assert_int_equal(ix.nr, 4);
 	assert_int_equal(hooks__index_func(&ix, longest + strlen("bpf_lsm_")),
 			 btf__find_by_name_kind(k.btf, longest, BTF_KIND_FUNC));
 	hooks__index_free(&ix);
@@ -430,6 +439,7 @@ static void test_hook_index(void **state)
 	hooks__index_free(&ix);
 	hooks__index_free(&ix);	/* twice, as every destroy may be */
 	assert_int_equal(ix.nr, 0);
+	assert_int_equal(ix.rdonly_cast, 0);
 	btf__free(k.btf);
 }
 
