@@ -120,6 +120,33 @@ struct dns_ports {
 };
 
 /*
+ * bpf_loop callback of current_resolver: cgroup level
+ * SBX_CGROUP_MAX_LEVELS - @i of the task, its own cgroup first (@i 0),
+ * then its ancestors, deepest first (0 past the task's own level). Written
+ * as a loop, the walk was verified at each of its 32 steps wherever it was
+ * inlined: 1,650 of the 1,724 instructions the verifier processed for
+ * cgroup/connect4 on 6.12, in 14 programs. A callback is verified once per
+ * program; the walk runs only for port-53 traffic and replies from the
+ * loopback address, and pays an indirect call per level (rare_loop).
+ */
+static long resolver_level(__u32 i, void *ctx)
+{
+	struct dns_ports *r = ctx;
+	struct sbx_sandbox *sb;
+	__u64 id;
+
+	id = i ? bpf_get_current_ancestor_cgroup_id(SBX_CGROUP_MAX_LEVELS - i) : bpf_get_current_cgroup_id();
+	if (!id)
+		return 0;
+	sb = bpf_map_lookup_elem(&sandboxes, &id);
+	if (!sb || !(sb->flags & SBX_SANDBOX_DNS))
+		return 0;
+	r->p4 = sb->dns_port4;
+	r->p6 = sb->dns_port6;
+	return 1;
+}
+
+/*
  * The resolver the current task's port-53 traffic goes to: that of the
  * innermost sandbox above it with domain rules. Its resolver asks the
  * next one out (userspace dns_ops.via), so every policy above judges the
@@ -127,30 +154,16 @@ struct dns_ports {
  * nothing is steered and every sandbox judges port 53 by its rules; an
  * outer resolver would answer past the inner policy. Used by the LSM and
  * the cgroup programs alike (the steering runs for the caller's own
- * cgroup: see steerable()), so both agree on where a query went.
+ * cgroup: see steerable()), so both agree on where a query went. A walk
+ * that failed (rare_loop) finds none: nothing is steered, and the rules
+ * judge port 53.
  */
 static __always_inline struct dns_ports current_resolver(void)
 {
 	struct dns_ports r = {};
-	struct sbx_sandbox *sb;
-	__u64 id;
-	int level;
 
-	if (!nr_sandboxes)
-		return r;
-	id = bpf_get_current_cgroup_id();
-	for (level = SBX_CGROUP_MAX_LEVELS; level >= 1; level--) {
-		if (level < SBX_CGROUP_MAX_LEVELS)
-			id = bpf_get_current_ancestor_cgroup_id(level);	/* deepest first; 0 past the task */
-		if (!id)
-			continue;
-		sb = bpf_map_lookup_elem(&sandboxes, &id);
-		if (sb && (sb->flags & SBX_SANDBOX_DNS)) {
-			r.p4 = sb->dns_port4;
-			r.p6 = sb->dns_port6;
-			return r;
-		}
-	}
+	if (nr_sandboxes && rare_loop(SBX_CGROUP_MAX_LEVELS, resolver_level, &r) < 0)
+		r.p4 = r.p6 = 0;
 	return r;
 }
 
@@ -827,9 +840,13 @@ static __always_inline int unsteer4(struct bpf_sock_addr *ctx)
 	__u64 cookie;
 	struct dns_orig *o;
 	__u32 ip;
-	struct dns_ports r = current_resolver();
+	struct dns_ports r;
 
-	if (!r.p4 || ctx->user_port != bpf_htons(r.p4) || ctx->user_ip4 != bpf_htonl(LOOPBACK4))
+	/* Only a reply from the loopback address can be the resolver's: the walk after. */
+	if (ctx->user_ip4 != bpf_htonl(LOOPBACK4))
+		return 1;
+	r = current_resolver();
+	if (!r.p4 || ctx->user_port != bpf_htons(r.p4))
 		return 1;
 	cookie = bpf_get_socket_cookie(ctx);
 	o = bpf_map_lookup_elem(&dns_orig, &cookie);
