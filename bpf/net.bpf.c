@@ -126,8 +126,10 @@ struct dns_ports {
  * as a loop, the walk was verified at each of its 32 steps wherever it was
  * inlined: 1,650 of the 1,724 instructions the verifier processed for
  * cgroup/connect4 on 6.12, in 14 programs. A callback is verified once per
- * program; the walk runs only for port-53 traffic and replies from the
- * loopback address, and pays an indirect call per level (rare_loop).
+ * program. The walk runs only for port-53 traffic and for traffic with a
+ * loopback peer (the resolver's replies, sends on a socket connected to
+ * it), where it pays an indirect call per level (rare_loop): every caller
+ * tests the port or the address before it asks.
  */
 static long resolver_level(__u32 i, void *ctx)
 {
@@ -499,11 +501,22 @@ static __always_inline bool to_resolver(struct socket *sock)
 	/* Through struct sock, whose BTF libbpf searches anyway: a type of its own costs a search. */
 	struct sock *sk = BPF_CORE_READ(sock, sk);
 	__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	struct dns_ports r = current_resolver();
+	bool loop4 = BPF_CORE_READ(sk, __sk_common.skc_daddr) == bpf_htonl(LOOPBACK4);
+	__u32 a6[4] = {};
+	struct dns_ports r;
 
-	if (!dport || !r.p4 || (dport != r.p4 && dport != r.p6))
+	if (!dport)
 		return false;
-	return BPF_CORE_READ(sk, __sk_common.skc_daddr) == bpf_htonl(LOOPBACK4) || dport == r.p6;
+	/* The resolver is on 127.0.0.1 or ::1 (steer4, steer6): any other peer is not it, and walks nothing. */
+	if (!loop4) {
+		BPF_CORE_READ_INTO(&a6, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
+		if (a6[0] || a6[1] || a6[2] || a6[3] != bpf_htonl(1))
+			return false;
+	}
+	r = current_resolver();
+	if (!r.p4 || (dport != r.p4 && dport != r.p6))
+		return false;
+	return loop4 || dport == r.p6;
 }
 
 SBX_LSM(socket_sendmsg, net_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
@@ -864,16 +877,21 @@ static __always_inline int unsteer6(struct bpf_sock_addr *ctx)
 	__u16 port = bpf_ntohs(ctx->user_port);
 	struct dns_orig *o;
 	struct dns_ports r;
+	bool mapped4, loop6;
 	__u64 cookie;
 	__u32 w[4];
 
 	if (ctx->user_ip6[0] || ctx->user_ip6[1])
 		return 1;
+	/* Only a reply from the loopback address can be the resolver's: the walk after. */
+	mapped4 = w2 == bpf_htonl(0xffff) && w3 == bpf_htonl(LOOPBACK4);
+	loop6 = !w2 && w3 == bpf_htonl(1);
+	if (!mapped4 && !loop6)
+		return 1;
 	r = current_resolver();
 	if (!r.p4)
 		return 1;
-	if (!((port == r.p4 && w2 == bpf_htonl(0xffff) && w3 == bpf_htonl(LOOPBACK4)) ||
-	      (r.p6 && port == r.p6 && !w2 && w3 == bpf_htonl(1))))
+	if (!((port == r.p4 && mapped4) || (r.p6 && port == r.p6 && loop6)))
 		return 1;
 	cookie = bpf_get_socket_cookie(ctx);
 	o = bpf_map_lookup_elem(&dns_orig, &cookie);

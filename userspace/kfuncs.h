@@ -22,7 +22,7 @@
 struct bpf_insn;
 struct bpf_program;
 
-/* The kernel's BTF id of bpf_rdonly_cast for kfuncs__patch (0: none). Once per process. */
+/* The kernel's BTF id of bpf_rdonly_cast for kfuncs__patch (0: none), from the hook index. */
 void kfuncs__set_rdonly_cast(__u32 btf_id);
 
 /*

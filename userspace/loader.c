@@ -861,9 +861,57 @@ struct sbx_loader *loader__load(struct hook_picks *picks, unsigned flags, loader
 	return l;
 }
 
+/*
+ * Every loaded LSM program the skeleton attaches has its link: -ENOLINK
+ * if one has none. The skeleton's attach skips, without a word, a program
+ * whose section has no handler, and libbpf 1.2 and later drop a program's
+ * handler when its type is changed, as lsm_prepare does (libbpf 1.1 keeps
+ * it). Built against such a libbpf, the programs would load and nothing
+ * would enforce.
+ */
+static int lsm_links_check(const struct sbx_bpf *skel)
+{
+	const struct bpf_object_skeleton *s = skel->skeleton;
+
+	for (int i = 0; i < s->prog_cnt; i++) {
+		const struct bpf_prog_skeleton *p = (const void *)((const char *)s->progs + i * s->prog_skel_sz);
+		const struct bpf_program *prog = *p->prog;
+
+		/* file_permission is attached on demand (autoattach off): not the skeleton's to attach. */
+		if (bpf_program__fd(prog) >= 0 && bpf_program__autoattach(prog) &&
+		    !strncmp(bpf_program__section_name(prog), "lsm/", 4) && !*p->link)
+			return -ENOLINK;
+	}
+	return 0;
+}
+
+/*
+ * SBX_TEST_UNLINK=HOOK: the link of HOOK's program taken back after the
+ * attach, as such a libbpf would have skipped it (tests/e2e/19-hook-gaps).
+ */
+static void test_unlink(struct sbx_bpf *skel)
+{
+	const char *hook = getenv("SBX_TEST_UNLINK");
+	const struct bpf_object_skeleton *s = skel->skeleton;
+
+	for (int i = 0; hook && *hook && i < s->prog_cnt; i++) {
+		const struct bpf_prog_skeleton *p = (const void *)((const char *)s->progs + i * s->prog_skel_sz);
+
+		if (*p->link && !strcmp(hooks__prog_hook(*p->prog), hook)) {
+			bpf_link__destroy(*p->link);
+			*p->link = NULL;
+		}
+	}
+}
+
 int loader__attach(struct sbx_loader *l)
 {
-	return l->skel ? sbx_bpf__attach(l->skel) : -EINVAL;
+	int err = l->skel ? sbx_bpf__attach(l->skel) : -EINVAL;
+
+	if (err)
+		return err;
+	test_unlink(l->skel);
+	return lsm_links_check(l->skel);
 }
 
 size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max)

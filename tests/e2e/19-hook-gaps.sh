@@ -141,6 +141,23 @@ kill "$D"; wait "$D" 2>/dev/null
 sbx-bpf unload
 rmdir "$CG" 2>/dev/null
 
+# --- a program loaded but not attached ------------------------------------------------------------
+# The LSM programs open as another type and become LSM programs right before they load (loader.c
+# lsm_prepare). libbpf 1.2 and later then drop their section handler, and the skeleton's attach
+# skips them without a word: every program loaded, none enforcing. SBX_TEST_UNLINK takes one link
+# back after the attach, as that would: run must refuse to start, not run the command unprotected.
+unset SBX_TEST_DROP_HOOKS
+SBX_TEST_UNLINK=file_open sbx-bpf run --name e2e-unlinked --deny-read "$W/data/secret" -- \
+	sh -c "touch $W/ran-unlinked" 2>"$W/unlink.err"
+check unlinked/refused-exit-1 "$?" 1
+[ ! -e "$W/ran-unlinked" ] && pass unlinked/command-not-started || fail unlinked/command-not-started "it ran"
+grep -q "cannot attach the enforcement programs" "$W/unlink.err" && pass unlinked/says-attach ||
+	fail unlinked/says-attach "$(cat "$W/unlink.err")"
+[ ! -e /sys/fs/cgroup/sbx-bpf/e2e-unlinked ] && pass unlinked/no-cgroup || fail unlinked/no-cgroup "left behind"
+# the same run without the knob starts, and enforces
+check unlinked/control "$(sbx-bpf run --deny-read "$W/data/secret" -- sbx-probe open "$W/data/secret" 2>/dev/null)" \
+	EACCES
+
 # --- the walk read the other way -----------------------------------------------------------------
 # The walk reads with plain loads where the kernel has bpf_rdonly_cast (6.2+), through a helper
 # call per step where it does not; each boot also runs the other way (SBX_TEST_PLAIN_LOADS). On

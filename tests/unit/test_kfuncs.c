@@ -82,6 +82,16 @@ static void test_objects(void **state)
 	assert_true(btf__find_by_name_kind(bpf_object__btf(skel->obj), "bpf_rdonly_cast", BTF_KIND_FUNC) < 0);
 	assert_true(btf__find_by_name_kind(bpf_object__btf(x->obj), "bpf_rdonly_cast", BTF_KIND_FUNC) < 0);
 
+	/* The enforcement object's LSM programs cast too (file_open's UNTRUSTED), and are turned the same. */
+	count_calls(skel->obj, 777, &was, &kfunc);
+	assert_true(was > 0);
+	kfuncs__set_rdonly_cast(777);
+	bpf_object__for_each_program(prog, skel->obj)
+		assert_int_equal(kfuncs__patch(prog), 0);
+	count_calls(skel->obj, 777, &marked, &kfunc);
+	assert_int_equal(marked, 0);
+	assert_int_equal(kfunc, was);
+
 	count_calls(x->obj, 777, &was, &kfunc);
 	assert_true(was > 0);
 	assert_int_equal(kfunc, 0);
