@@ -861,6 +861,12 @@ struct sbx_loader *loader__load(struct hook_picks *picks, unsigned flags, loader
 	return l;
 }
 
+/* Program @i of skeleton @s (its entries are prog_skel_sz apart, which may outgrow the struct). */
+static const struct bpf_prog_skeleton *skel_prog(const struct bpf_object_skeleton *s, int i)
+{
+	return (const void *)((const char *)s->progs + (size_t)i * s->prog_skel_sz);
+}
+
 /*
  * Every loaded LSM program the skeleton attaches has its link: -ENOLINK
  * if one has none. The skeleton's attach skips, without a word, a program
@@ -874,7 +880,7 @@ static int lsm_links_check(const struct sbx_bpf *skel)
 	const struct bpf_object_skeleton *s = skel->skeleton;
 
 	for (int i = 0; i < s->prog_cnt; i++) {
-		const struct bpf_prog_skeleton *p = (const void *)((const char *)s->progs + i * s->prog_skel_sz);
+		const struct bpf_prog_skeleton *p = skel_prog(s, i);
 		const struct bpf_program *prog = *p->prog;
 
 		/* file_permission is attached on demand (autoattach off): not the skeleton's to attach. */
@@ -895,7 +901,7 @@ static void test_unlink(struct sbx_bpf *skel)
 	const struct bpf_object_skeleton *s = skel->skeleton;
 
 	for (int i = 0; hook && *hook && i < s->prog_cnt; i++) {
-		const struct bpf_prog_skeleton *p = (const void *)((const char *)s->progs + i * s->prog_skel_sz);
+		const struct bpf_prog_skeleton *p = skel_prog(s, i);
 
 		if (*p->link && !strcmp(hooks__prog_hook(*p->prog), hook)) {
 			bpf_link__destroy(*p->link);
@@ -920,8 +926,7 @@ size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max)
 	size_t n = 0;
 
 	for (int i = 0; s && i < s->prog_cnt; i++) {
-		const struct bpf_prog_skeleton *p = (const void *)((const char *)s->progs + i * s->prog_skel_sz);
-
+		const struct bpf_prog_skeleton *p = skel_prog(s, i);
 		int fd = *p->link ? bpf_link__fd(*p->link) : -1;
 
 		if (fd >= 0) {
