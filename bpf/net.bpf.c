@@ -501,12 +501,13 @@ static __always_inline bool to_resolver(struct socket *sock)
 	/* Through struct sock, whose BTF libbpf searches anyway: a type of its own costs a search. */
 	struct sock *sk = BPF_CORE_READ(sock, sk);
 	__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	bool loop4 = BPF_CORE_READ(sk, __sk_common.skc_daddr) == bpf_htonl(LOOPBACK4);
 	__u32 a6[4] = {};
 	struct dns_ports r;
+	bool loop4;
 
 	if (!dport)
 		return false;
+	loop4 = BPF_CORE_READ(sk, __sk_common.skc_daddr) == bpf_htonl(LOOPBACK4);
 	/* The resolver is on 127.0.0.1 or ::1 (steer4, steer6): any other peer is not it, and walks nothing. */
 	if (!loop4) {
 		BPF_CORE_READ_INTO(&a6, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);

@@ -394,8 +394,7 @@ static struct hook_pick *pick_for(struct hook_picks *picks, const char *hook)
 	return p;
 }
 
-/* The hook of an LSM program ("lsm/file_open" → "file_open"), or NULL for other programs. */
-static const char *lsm_hook(const struct bpf_program *prog)
+const char *hooks__lsm_hook(const struct bpf_program *prog)
 {
 	const char *sec = bpf_program__section_name(prog);
 
@@ -404,7 +403,7 @@ static const char *lsm_hook(const struct bpf_program *prog)
 
 const char *hooks__prog_hook(const struct bpf_program *prog)
 {
-	const char *hook = lsm_hook(prog);
+	const char *hook = hooks__lsm_hook(prog);
 
 	return hook ? hook : bpf_program__section_name(prog);
 }
@@ -423,7 +422,7 @@ int hooks__select(struct bpf_object *obj, const struct btf *kernel, const struct
 		picks = &local;
 	picks->nr = 0;
 	bpf_object__for_each_program(prog, obj) {
-		const char *hook = lsm_hook(prog), *name = bpf_program__name(prog);
+		const char *hook = hooks__lsm_hook(prog), *name = bpf_program__name(prog);
 		int kp;
 
 		if (!hook || !(p = pick_for(picks, hook)))

@@ -107,6 +107,8 @@ void hooks__index_free(struct hook_index *ix);
 int hooks__select(struct bpf_object *obj, const struct btf *kernel, const struct hook_index *ix,
 		  struct hook_picks *picks, struct hook_gaps *gaps);
 
+/* The hook of an LSM program ("lsm/file_open" → "file_open"), or NULL for other programs. */
+const char *hooks__lsm_hook(const struct bpf_program *prog);
 /* What a program's gap is named by: its LSM hook ("file_open"), else its section ("cgroup/connect4"). */
 const char *hooks__prog_hook(const struct bpf_program *prog);
 

@@ -54,7 +54,7 @@ int kfuncs__patch(struct bpf_program *prog)
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, insns, n * sizeof(*copy));
-	kfuncs__patch_insns(copy, n, SBX_CALL_RDONLY_CAST, rdonly_cast_id);
+	kfuncs__patch_insns(copy + i, n - i, SBX_CALL_RDONLY_CAST, rdonly_cast_id);	/* none before i */
 	err = bpf_program__set_insns(prog, copy, n);	/* libbpf keeps a copy */
 	free(copy);
 	return err;

@@ -465,18 +465,18 @@ static void kernel_ids_find(const struct btf *kernel, bool plain)
 
 static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
 {
-	const char *sec = bpf_program__section_name(prog);
+	const char *hook = hooks__lsm_hook(prog);
 	int id, err;
 
 	(void)cookie;
 	/* open_skel indexed the kernel before registering this handler. */
-	id = strncmp(sec, "lsm/", 4) ? -ENOENT : hooks__index_func(&kernel_hooks, sec + 4);
+	id = hook ? hooks__index_func(&kernel_hooks, hook) : -ENOENT;
 	if (id < 0) {
 		/* This program's gap, as for a refusal: the load goes on without it (load_skel). */
 		if (capture && !capture->prog[0]) {
 			snprintf(capture->prog, sizeof(capture->prog), "%s", bpf_program__name(prog));
 			snprintf(capture->reason, sizeof(capture->reason), "this kernel has no bpf_lsm_%s",
-				 strncmp(sec, "lsm/", 4) ? sec : sec + 4);
+				 hooks__prog_hook(prog));
 		}
 		return -ESRCH;	/* what libbpf says of an attach target it cannot find */
 	}
@@ -884,8 +884,8 @@ static int lsm_links_check(const struct sbx_bpf *skel)
 		const struct bpf_program *prog = *p->prog;
 
 		/* file_permission is attached on demand (autoattach off): not the skeleton's to attach. */
-		if (bpf_program__fd(prog) >= 0 && bpf_program__autoattach(prog) &&
-		    !strncmp(bpf_program__section_name(prog), "lsm/", 4) && !*p->link)
+		if (bpf_program__fd(prog) >= 0 && bpf_program__autoattach(prog) && hooks__lsm_hook(prog) &&
+		    !*p->link)
 			return -ENOLINK;
 	}
 	return 0;

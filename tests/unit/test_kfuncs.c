@@ -64,6 +64,16 @@ static void count_calls(struct bpf_object *obj, __u32 id, int *marked, int *kfun
 	}
 }
 
+/* Every program of @obj through kfuncs__patch, with the kfunc's id @id (0: none). */
+static void patch_all(struct bpf_object *obj, __u32 id)
+{
+	struct bpf_program *prog;
+
+	kfuncs__set_rdonly_cast(id);
+	bpf_object__for_each_program(prog, obj)
+		assert_int_equal(kfuncs__patch(prog), 0);
+}
+
 /*
  * Neither object declares a kfunc (each declared one makes libbpf parse
  * the kernel's BTF for the object), and the walk's marked calls in the
@@ -73,7 +83,6 @@ static void test_objects(void **state)
 {
 	struct sbx_bpf *skel = sbx_bpf__open();
 	struct shared_bpf *x = shared_bpf__open();
-	struct bpf_program *prog;
 	int marked, kfunc, was;
 
 	(void)state;
@@ -85,9 +94,7 @@ static void test_objects(void **state)
 	/* The enforcement object's LSM programs cast too (file_open's UNTRUSTED), and are turned the same. */
 	count_calls(skel->obj, 777, &was, &kfunc);
 	assert_true(was > 0);
-	kfuncs__set_rdonly_cast(777);
-	bpf_object__for_each_program(prog, skel->obj)
-		assert_int_equal(kfuncs__patch(prog), 0);
+	patch_all(skel->obj, 777);
 	count_calls(skel->obj, 777, &marked, &kfunc);
 	assert_int_equal(marked, 0);
 	assert_int_equal(kfunc, was);
@@ -95,14 +102,10 @@ static void test_objects(void **state)
 	count_calls(x->obj, 777, &was, &kfunc);
 	assert_true(was > 0);
 	assert_int_equal(kfunc, 0);
-	kfuncs__set_rdonly_cast(0);
-	bpf_object__for_each_program(prog, x->obj)
-		assert_int_equal(kfuncs__patch(prog), 0);
+	patch_all(x->obj, 0);
 	count_calls(x->obj, 777, &marked, &kfunc);
 	assert_int_equal(marked, was);
-	kfuncs__set_rdonly_cast(777);
-	bpf_object__for_each_program(prog, x->obj)
-		assert_int_equal(kfuncs__patch(prog), 0);
+	patch_all(x->obj, 777);
 	count_calls(x->obj, 777, &marked, &kfunc);
 	assert_int_equal(marked, 0);
 	assert_int_equal(kfunc, was);
