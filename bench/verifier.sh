@@ -41,7 +41,8 @@ echo "Reproduce: SBX_BENCH_ONLY=verifier make bench KERNEL=$(matrix_kernel)"
 # (instructions) from its func_instance (BTF field names of 7.x's
 # kernel/bpf/liveness.c); its entries and exits give each subprogram's
 # own time (us = thousands of instructions, the probe's cost included).
-# One row per size: a shared subprogram has the same size in every program.
+# One row per size: a shared subprogram has the same size in every program;
+# "again" counts its analyses for a call site (depth 1 and more).
 T=/sys/kernel/tracing
 tracefs() { [ -e $T/trace ] || mount -t tracefs nodev $T || fail "$1: no tracefs"; }
 liveness() {
@@ -49,7 +50,8 @@ liveness() {
 	echo 'f:sbx_ana analyze_subprog sub=instance->subprog n=instance->insn_cnt d=instance->depth' \
 		>>$T/dynamic_events 2>/dev/null || { echo "liveness: no analyze_subprog to probe on $(uname -r)"; return 0; }
 	echo 'f:sbx_anax analyze_subprog%return' >>$T/dynamic_events
-	echo 'f:sbx_chk bpf_check' >>$T/dynamic_events
+	# bpf_check(prog, attr, ...): BPF_PROG_LOAD's prog_name sits 48 bytes into attr
+	echo 'f:sbx_chk bpf_check name=+48($arg2):string' >>$T/dynamic_events
 	echo 131072 >$T/buffer_size_kb
 	echo 1 >$T/events/fprobes/enable
 	echo >$T/trace
@@ -62,16 +64,28 @@ liveness() {
 	echo 1408 >$T/buffer_size_kb
 	echo
 	echo "## 7.x's stack liveness pass, per subprogram (one row per size; largest own time first)"
-	printf '%6s %9s %10s   %s\n' insns analyses own_us "first seen (load order, subprogram index)"
+	printf '%6s %9s %6s %10s   %s\n' insns analyses again own_us "first seen (program, subprogram index)"
 	awk 'function now() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) * 1e6 }
-		/ sbx_chk: / { prog++ }
+		/ sbx_chk: / { prog++; name = prog; if (match($0, /name="[^"]*"/)) name = substr($0, RSTART + 6, RLENGTH - 7) }
 		/ sbx_ana: / { t = now(); if (sp > 0) own[stk[sp]] += t - last; last = t
 			match($0, /sub=[0-9]+/); s = substr($0, RSTART + 4, RLENGTH - 4)
 			match($0, /n=[0-9]+/); n = substr($0, RSTART + 2, RLENGTH - 2)
-			stk[++sp] = n; cnt[n]++; if (!(n in first)) first[n] = "program " prog ", #" s }
+			if (!/ d=0/) again[n]++
+			stk[++sp] = n; cnt[n]++; if (!(n in first)) first[n] = name " #" s }
 		/ sbx_anax: / && sp > 0 { t = now(); own[stk[sp]] += t - last; last = t; sp-- }
-		END { for (n in cnt) printf "%6d %9d %10.0f   %s\n", n, cnt[n], own[n], first[n] }' "$B/liveness" |
-		sort -k3 -n -r | head -25
+		END { for (n in cnt) printf "%6d %9d %6d %10.0f   %s\n", n, cnt[n], again[n], own[n], first[n] }' "$B/liveness" |
+		sort -k4 -n -r | head -25
+	# Roots (depth 0) are each subprogram's one analysis per program; deeper
+	# ones are again per call site that hands it a stack pointer.
+	echo "by depth (0: analysed as a root; 1 and more: again for a call site passing a stack pointer)"
+	printf '%6s %9s %10s %12s\n' depth analyses insns own_us
+	awk 'function now() { match($0, / [0-9]+\.[0-9]+: /); return substr($0, RSTART + 1, RLENGTH - 3) * 1e6 }
+		/ sbx_ana: / { t = now(); if (sp > 0) own[stk[sp]] += t - last; last = t
+			match($0, /n=[0-9]+/); n = substr($0, RSTART + 2, RLENGTH - 2)
+			match($0, /d=[0-9]+/); d = substr($0, RSTART + 2, RLENGTH - 2)
+			stk[++sp] = d; cnt[d]++; ins[d] += n }
+		/ sbx_anax: / && sp > 0 { t = now(); own[stk[sp]] += t - last; last = t; sp-- }
+		END { for (d in cnt) printf "%6d %9d %10d %12.0f\n", d, cnt[d], ins[d], own[d] }' "$B/liveness" | sort -n
 	echo "Reproduce: SBX_BENCH_ONLY=verifier SBX_BENCH_VERIFIER_LIVENESS=1 make bench KERNEL=$(matrix_kernel)"
 }
 [ "${SBX_BENCH_VERIFIER_LIVENESS:-0}" = 1 ] && liveness
