@@ -130,19 +130,6 @@ volatile __u64 fs_filter[SBX_FS_FILTER_WORDS];
 /* --- where an object is: dentry + mount → absolute path (resolve.h) ------- */
 #include "resolve.h"
 
-/* The path last built in @walk into the event's first path (for sending it). */
-static __always_inline void walk_to_event(struct walk_buf *walk, struct sbx_event *ev)
-{
-	__u32 len = walk->len & (SBX_PATH_MAX - 1);
-
-	ev->path_len = 0;
-	ev->path[0] = '\0';
-	if (!walk->len || bpf_probe_read_kernel(ev->path, len, walk->b + (walk->start & (SBX_PATH_MAX - 1))))
-		return;
-	ev->path[len] = '\0';
-	ev->path_len = len;
-}
-
 static __always_inline int resolve(struct dentry *d, struct vfsmount *mnt, struct walk_buf *walk,
 				   char *out, __u32 *out_len)
 {
@@ -234,81 +221,18 @@ static __always_inline bool kernel_fs(struct dentry *d)
 
 /* --- judging ------------------------------------------------------------------ */
 
-#define NEED_READ	1
-#define NEED_WRITE	2
+#include "fs_judge.h"
 
 /*
- * The any-depth pattern sizes to look up: a read-only check needs only the
- * read rules' (the mandatory set is about writes), which keeps the common
- * read-only open at one lookup per component under the default policy.
+ * The verdict on the path resolve() left in @j's slot (@res its outcome)
+ * for @op asking @need: what needs the dentry @d here (file systems no
+ * sandbox may write, a path that could not be resolved), the policy of
+ * each sandbox in the extension (fs_judge.h).
  */
-static __always_inline __u32 match_mask(__u32 mask, __u32 need)
-{
-	__u32 read = (mask >> SBX_ANY_DEPTH_READ_SHIFT) & 0xf;
-
-	return need == NEED_READ ? read : (mask | read) & 0xf;
-}
-
-static __always_inline bool grant_rule(__u32 rule)
-{
-	return (rule & SBX_RULE_BASE_MASK) == SBX_RULE_GRANT_BASE;
-}
-
-/*
- * What the policy of the sandbox @j judges for says about the path in the
- * walk buffer: 1 (denied: *@rule, and *@op turned into "read" when reading
- * was what a write-open was refused for), 2 (allowed by a live grant,
- * *@rule), or 0.
- */
-static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u32 *rule)
-{
-	struct walk_buf *walk = &j->s->walk;
-	struct fs_verdict *v = &j->s->match.v;	/* scratch, not stack: the hooks' frames are full */
-
-	j->s->ev.flags &= ~SBX_EV_DIRECTORY_ONLY;
-	/* Matched where the walk built it; copied into the event only for a denial. */
-	fs_match((struct sbx_path *)(walk->b + (walk->start & (SBX_PATH_MAX - 1))), walk->len,
-		 j->sb->policy_id, match_mask(j->sb->any_depth_mask, need), &j->s->match);
-	if ((need & NEED_READ) && v->read_deny) {
-		*op = *op == SBX_OP_WRITE ? SBX_OP_READ : *op;
-		*rule = v->read_rule;
-		return 1;
-	}
-	if ((need & NEED_WRITE) && v->write_deny) {
-		*rule = v->write_rule;
-		return 1;
-	}
-	/*
-	 * A leading part of a mandatory pattern (".git" of ".git/hooks") may be
-	 * a directory, nothing else: a file ".git" ("gitdir: elsewhere") or a
-	 * symlink ".claude -> elsewhere" would move what the pattern protects
-	 * to where it does not match.
-	 */
-	if (v->guard_mandatory && (*op == SBX_OP_CREATE || *op == SBX_OP_SYMLINK || *op == SBX_OP_WRITE ||
-				  *op == SBX_OP_TRUNCATE)) {
-		j->s->ev.flags |= SBX_EV_DIRECTORY_ONLY;
-		*rule = v->guard_rule;
-		return 1;
-	}
-	/* Allowed by a live grant: its use is reported (2). */
-	if ((need & NEED_WRITE) && grant_rule(v->write_rule)) {
-		*rule = v->write_rule;
-		return 2;
-	}
-	if ((need & NEED_READ) && grant_rule(v->read_rule)) {
-		*rule = v->read_rule;
-		return 2;
-	}
-	return 0;
-}
-
-/* Judge the path already in the walk buffer (or its failure @res) for @need, by every sandbox. */
 static __always_inline int judge_path(struct judge *j, int res, struct dentry *d,
 				      __u32 op, __u32 need)
 {
 	struct walk_buf *walk = &j->s->walk;
-	__u32 i, rule, o;
-	int ret;
 
 	if (res == PATH_NOT_IN_TREE)
 		return 0;
@@ -324,22 +248,8 @@ static __always_inline int judge_path(struct judge *j, int res, struct dentry *d
 		j->s->ev.flags |= SBX_EV_PATH_UNRESOLVED;
 		return deny(j, op, SBX_RULE_NONE);
 	}
-	for_each_sandbox(j, i) {
-		o = op;
-		ret = match_one(j, &o, need, &rule);
-		if (!ret)
-			continue;
-		walk_to_event(walk, &j->s->ev);
-		if (ret == 2) {
-			if (!j->s->quiet_grants)
-				emit(j, o, SBX_VERDICT_GRANTED, rule, 0);
-			continue;
-		}
-		ret = deny(j, o, rule);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	/* 0 or -EACCES (sbx_judge_path): said so for the verifier, which knows nothing of what it returns. */
+	return sbx_judge_path(j->s, op, need) ? -EACCES : 0;
 }
 
 /* A hook about one object: begin, resolve, judge. */

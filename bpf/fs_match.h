@@ -286,13 +286,8 @@ static long fs_walk_step(__u32 i, void *ctx)
  * object (shared.bpf.c, SBX_EXTENSION); elsewhere (the host's tests), a
  * global function.
  */
-#ifdef SBX_EXTENSION
-SEC("freplace/fs_match")
-int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_state *st)
-#else
-__attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id,
-					__u32 mask, struct fs_state *st)
-#endif
+static __always_inline int fs_match_body(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask,
+					 struct fs_state *st)
 {
 	const char *path = p ? p->s : NULL;
 	struct fs_walk w;
@@ -322,6 +317,30 @@ __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 poli
 	st->v.guard = st->last_flags != 0;
 	st->v.guard_mandatory = !!(st->last_flags & SBX_FS_GUARD_MANDATORY);
 	return 0;
+}
+
+/* The entry: the extension's program, or a global function. */
+#ifdef SBX_EXTENSION
+/*
+ * The matcher as the extension object's own global function, for its other
+ * extensions (fs_judge.h): verified once in each, and its callers see one
+ * unknown verdict, not one path per outcome of the walk. libbpf links
+ * calls only to functions in .text, not to another program's entry.
+ */
+__attribute__((noinline)) int fs_match_run(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask,
+					    struct fs_state *st)
+{
+	return fs_match_body(p, len, policy_id, mask, st);
+}
+
+SEC("freplace/fs_match")
+int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask, struct fs_state *st)
+#else
+__attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 policy_id,
+					__u32 mask, struct fs_state *st)
+#endif
+{
+	return fs_match_body(p, len, policy_id, mask, st);
 }
 
 #elif defined(SBX_FS_MATCH_STUB)

@@ -24,6 +24,9 @@
  *                          cache does not know is denied what is judged
  *   freplace/sbx_judge_task  whether a sandboxed task may act on another
  *                          (task_judge.h); its stand-in refuses
+ *   freplace/sbx_judge_path  a resolved path's verdict under each sandbox
+ *                          of the chain, with its events (fs_judge.h);
+ *                          its stand-in refuses
  *
  * The stand-ins are what a program runs until its extensions are attached,
  * and the loader attaches no program before that: a program whose
@@ -87,4 +90,5 @@ typedef __u64 sbx_fs_filter_words[SBX_FS_FILTER_WORDS];
 
 #include "fs_match.h"
 #include "resolve.h"
+#include "fs_judge.h"
 #include "task_judge.h"

@@ -3,12 +3,13 @@
 # once: extensions"): the matcher and the dentry walk, whose stand-ins
 # judge no path; the sending of records, whose stand-in loses each record
 # (counted); the lookup of a task's sandboxes, whose stand-in takes no
-# chain; the judge of a target task, whose stand-in refuses. A pinned set
-# pins their links under ext/, one per function and program. With one
-# taken away, that program's stand-in is back, and it denies, never
-# allows: a sandboxed read of an allowed file, a rename or a chmod where
-# writes are allowed, a task renicing itself, are refused (with their
-# events, where the record's extension is in), while the rest of the host
+# chain; the judge of a target task and a path's verdict under the chain,
+# whose stand-ins refuse. A pinned set pins their links under ext/, one per
+# function and program. With one taken away, that program's stand-in is
+# back, and it denies, never allows: a sandboxed read of an allowed file, a
+# rename, a chmod or a mkdir where writes are allowed, a task renicing
+# itself, are refused (with their events, where the walk's or the
+# matcher's stand-in denied and the record's extension is in), while the rest of the host
 # is untouched; an F_SETOWN refused without its record still fails, and
 # the record is counted as lost. An extension the kernel refuses
 # (SBX_TEST_DROP_SHARED) leaves out every program that calls it, each
@@ -27,8 +28,8 @@ echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data\" ], \"allowWrite\": [ \"$W\
 sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d1.err")"
-for p in fs_match@fs_file_open resolve_in@fs_file_open resolve_in@fs_path_rename fs_match@fs_path_mkdir \
-	sbx_emit@fs_path_unlink sbx_emit@fs_file_open sbx_emit@task_file_fcntl sbx_emit@net_socket_connect \
+for p in sbx_judge_path@fs_file_open resolve_in@fs_file_open resolve_in@fs_path_rename fs_match@fs_path_rename \
+	sbx_judge_path@fs_path_mkdir sbx_judge_path@fs_path_mknod sbx_emit@fs_path_unlink sbx_emit@fs_file_open sbx_emit@task_file_fcntl sbx_emit@net_socket_connect \
 	sbx_current_chain@fs_path_chmod sbx_current_chain@net_socket_connect sbx_unjudged@task_kill \
 	sbx_judge_task@task_kill sbx_judge_task@task_setnice; do
 	[ -e "$PIN/ext/$p" ] && pass "pinned/$p" || fail "pinned/$p" "$(ls "$PIN/ext" 2>&1 | head -5)"
@@ -92,8 +93,8 @@ wait_event linked/setown-event "$W/ev1.json" "any(.[]; .type == \"violation\" an
 # The daemon holds the links too: it goes (the set stays pinned and enforcing), then the pins.
 kill -9 "$D"
 wait "$D" 2>/dev/null
-for p in fs_match@fs_file_open resolve_in@fs_path_rename sbx_emit@task_file_fcntl \
-	sbx_current_chain@fs_path_chmod sbx_judge_task@task_setnice; do
+for p in resolve_in@fs_file_open fs_match@fs_path_rename sbx_emit@task_file_fcntl \
+	sbx_current_chain@fs_path_chmod sbx_judge_task@task_setnice sbx_judge_path@fs_path_mkdir; do
 	rm "$PIN/ext/$p"
 done
 counter() { sbx-bpf status --json | jq -r ".counters.$1"; }
@@ -114,8 +115,10 @@ while read -r op arg want; do
 done <<EOF
 chmod $W/open EACCES
 nice self EPERM
+mkdir $W/made2 EACCES
 EOF
 check stand-in/chmod-nothing-changed "$(stat -c %a "$W/open")" 644
+[ -e "$W/made2" ] && fail stand-in/nothing-made "$W/made2 exists" || pass stand-in/nothing-made
 check stand-in/outside-untouched "$(sbx-probe open "$W/open")" OK
 # Another program's links are its own: path_rmdir still judges by the policy.
 check stand-in/others-linked "$(ask rmdir "$W/made1")" OK
@@ -124,9 +127,10 @@ sbx-bpf daemon --events "$W/ev2.json" 2>"$W/d2.err" 6>&- 7<&- &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/restart "$(cat "$W/d2.err")"
 wait_event stand-in/open-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .op == \"read\" and
-	.path == \"$W/open\" and .errno == 13 and .sandbox_cgroup_id == $CGID)"
-wait_event stand-in/rename-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .op == \"rename\" and
 	.errno == 13 and .path_unresolved == true and .sandbox_cgroup_id == $CGID)"
+wait_event stand-in/rename-event "$W/ev2.json" "any(.[]; .type == \"violation\" and .op == \"rename\" and
+	.path == \"$W/ren2\" and .errno == 13 and (.path_unresolved // false) == false and
+	.sandbox_cgroup_id == $CGID)"
 # Records are read in order: the refused setown's, had it sent one, would be in already.
 n=$(jq -s '[.[] | select(.type == "violation" and .op == "signal")] | length' "$W/ev2.json")
 check stand-in/setown-no-record "$n" 0
