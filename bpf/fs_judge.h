@@ -7,8 +7,8 @@
  * SBX_EXTENSION), and put in place of a stand-in in every file program that
  * judges one path (fs.bpf.c judge_path, which keeps the checks that need
  * the dentry). Written inline in those thirteen programs, its loop over the
- * chain was a fifth of what the verifier walked over all programs, on
- * every kernel (bench/RESULTS.md, stop 46).
+ * chain was a fifth to a quarter of what the verifier walked over all
+ * programs, on every kernel (bench/RESULTS.md, stop 46).
  * It takes the work slot alone: the chain judge_begin filled, the path,
  * the event; what it leaves there (the event, s->emitted) is the caller's
  * as before.
@@ -98,7 +98,6 @@ static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u
 	return 0;
 }
 
-/* Judge the path already in the walk buffer (or its failure @res) for @need, by every sandbox. */
 /*
  * @op asking @need of the path in @s's walk buffer, for each sandbox of
  * @s's chain, outermost first: 0, or -EACCES once an enforcing sandbox

@@ -122,6 +122,8 @@ check stand-in/chmod-nothing-changed "$(stat -c %a "$W/open")" 644
 check stand-in/outside-untouched "$(sbx-probe open "$W/open")" OK
 # Another program's links are its own: path_rmdir still judges by the policy.
 check stand-in/others-linked "$(ask rmdir "$W/made1")" OK
+# Refused with a record after the ones above: once it is read, theirs would be too.
+check stand-in/open-again-refused "$(ask open "$W/open")" EACCES
 # A daemon adopting the set collects what was denied meanwhile (the fifos not its to hold open).
 sbx-bpf daemon --events "$W/ev2.json" 2>"$W/d2.err" 6>&- 7<&- &
 D=$!
@@ -134,6 +136,11 @@ wait_event stand-in/rename-event "$W/ev2.json" "any(.[]; .type == \"violation\" 
 # Records are read in order: the refused setown's, had it sent one, would be in already.
 n=$(jq -s '[.[] | select(.type == "violation" and .op == "signal")] | length' "$W/ev2.json")
 check stand-in/setown-no-record "$n" 0
+# sbx_judge_path's stand-in refuses without a record, as sbx_judge_task's (read up to the second open's).
+wait_event stand-in/open-again-event "$W/ev2.json" "[.[] | select(.type == \"violation\" and .op == \"read\" and
+	.path_unresolved == true and .sandbox_cgroup_id == $CGID)] | length >= 2"
+n=$(jq -s '[.[] | select(.type == "violation" and .op == "mkdir")] | length' "$W/ev2.json")
+check stand-in/mkdir-no-record "$n" 0
 exec 6>&- 7<&-
 wait "$READER"
 kill "$D" 2>/dev/null
