@@ -11,7 +11,9 @@
 # itself, are refused (with their events, where the walk's or the
 # matcher's stand-in denied and the record's extension is in), while the rest of the host
 # is untouched; an F_SETOWN refused without its record still fails, and
-# the record is counted as lost. An extension the kernel refuses
+# the record is counted as lost. With every work slot taken, a task of no
+# sandbox that the outside cache has not seen is let go by sbx_unjudged
+# and refused by its stand-in. An extension the kernel refuses
 # (SBX_TEST_DROP_SHARED) leaves out every program that calls it, each
 # named, and run refuses to start until they are accepted by name.
 # e2e: programs=own
@@ -90,11 +92,28 @@ check linked/setown-denied "$(ask setown -)" EPERM
 wait_event linked/setown-event "$W/ev1.json" "any(.[]; .type == \"violation\" and .op == \"signal\" and
 	.errno == 1 and .sandbox_cgroup_id == $CGID)"
 
+# A task in a cgroup of no sandbox that the outside cache has not seen yet, every work slot taken
+# (sbx-slots): its exec (file_open) reaches sbx_unjudged, which lets it go. The test's own shell
+# opens once first, so the cache knows it and its sbx-slots runs whatever sbx_unjudged says.
+trap 'sbx-slots give >/dev/null 2>&1' EXIT
+no_slot_exec() {
+	mkdir "$CG-$1" || return 1
+	sbx-probe open "$W/open" >/dev/null 2>&1
+	sbx-slots take >/dev/null 2>"$W/take.err" || { cat "$W/take.err"; return 1; }
+	sh -c "echo \$\$ >$CG-$1/cgroup.procs; exec sbx-probe open $W/open" 2>"$W/$1.err"
+	echo "exit $?"
+	sbx-slots give >/dev/null 2>&1
+	rmdir "$CG-$1"
+}
+check linked/no-slot-outside-exec "$(no_slot_exec fresh1)" "OK
+exit 0"
+
 # The daemon holds the links too: it goes (the set stays pinned and enforcing), then the pins.
 kill -9 "$D"
 wait "$D" 2>/dev/null
 for p in resolve_in@fs_file_open fs_match@fs_path_rename sbx_emit@task_file_fcntl \
-	sbx_current_chain@fs_path_chmod sbx_judge_task@task_setnice sbx_judge_path@fs_path_mkdir; do
+	sbx_current_chain@fs_path_chmod sbx_judge_task@task_setnice sbx_judge_path@fs_path_mkdir \
+	sbx_unjudged@fs_file_open; do
 	rm "$PIN/ext/$p"
 done
 counter() { sbx-bpf status --json | jq -r ".counters.$1"; }
@@ -120,6 +139,8 @@ EOF
 check stand-in/chmod-nothing-changed "$(stat -c %a "$W/open")" 644
 [ -e "$W/made2" ] && fail stand-in/nothing-made "$W/made2 exists" || pass stand-in/nothing-made
 check stand-in/outside-untouched "$(sbx-probe open "$W/open")" OK
+# sbx_unjudged's stand-in refuses a call without a work slot, even outside every sandbox: sh's exec, 126.
+check stand-in/no-slot-outside-exec "$(no_slot_exec fresh2)" "exit 126"
 # Another program's links are its own: path_rmdir still judges by the policy.
 check stand-in/others-linked "$(ask rmdir "$W/made1")" OK
 # Refused with a record after the ones above: once it is read, theirs would be too.
