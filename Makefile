@@ -55,7 +55,7 @@ UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test $(BUILD)/tests/bpf/map_purge_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe $(BUILD)/tests/bin/sbx-escape $(BUILD)/tests/bin/sbx-slots \
-	      $(BUILD)/tests/bin/sbx-entry $(BUILD)/tests/bin/sbx-global
+	      $(BUILD)/tests/bin/sbx-entry $(BUILD)/tests/bin/sbx-global $(BUILD)/tests/bin/sbx-memo
 BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood \
 	      noop-lsm progstats)
 # The unit tests again, with ASan+UBSan (leaks included), in a tree of their own.
@@ -196,7 +196,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) | $(BUILD)/fuzz/obj
 
 # The test helpers that reach a map (libbpf): a loaded one by name or by its BTF, a pinned one
 # by path.
-$(BUILD)/tests/bin/sbx-slots $(BUILD)/tests/bin/sbx-entry $(BUILD)/tests/bin/sbx-global: $(BUILD)/tests/bin/%: tests/vm/%.c bpf/sbx_abi.h | \
+$(BUILD)/tests/bin/sbx-slots $(BUILD)/tests/bin/sbx-entry $(BUILD)/tests/bin/sbx-global $(BUILD)/tests/bin/sbx-memo: $(BUILD)/tests/bin/%: tests/vm/%.c bpf/sbx_abi.h | \
 		$(BUILD)/tests/bin
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Ibpf -static -o $@ $< -lbpf -lelf -lz -lzstd

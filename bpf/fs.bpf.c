@@ -525,15 +525,215 @@ static __noinline void fd_use_remember(struct sbx_scratch *s)
 	c->until = s->fd_now + FD_CACHE_NS;
 }
 
+/* --- the open memo: a read-only open's allow, remembered on the inode --------- */
+
+/*
+ * docs/design.md, "The open memo"; the memo is struct sbx_open_memo
+ * (sbx_abi.h). The next read-only open of the same inode by a task of the
+ * same cgroup is allowed without being judged again if verdict_gen has not
+ * moved and the path, walked again without its names, is step for step
+ * the one recorded (memo_holds). Kept in inode storage: freed with the
+ * inode, so an inode's memo never passes to another.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sbx_open_memo);
+} open_memo SEC(".maps");
+
+#define MEMO_WORD(w)	(*(volatile __u32 *)&(w))
+
+/*
+ * @d's parent, name hash and length, and rename count, for memo_step:
+ * 0, or -1 when they cannot be read or a rename is moving @d. With plain
+ * loads, the count is read before and after. With helper reads, one read
+ * copies all three where they sit together (every kernel of the matrix),
+ * the count first, at the lowest address: not a snapshot, but a rename
+ * that lands during the copy leaves the count it had before and a parent
+ * or name of after, which the compare refuses unless the rename changed
+ * neither.
+ */
+static __always_inline int memo_dentry(struct dentry *d, __u64 *parent, __u64 *hl, __u32 *seq)
+{
+	__u32 seq_off = bpf_core_field_offset(struct dentry, d_seq);
+	__u32 par_off = bpf_core_field_offset(struct dentry, d_parent);
+	__u32 name_off = bpf_core_field_offset(struct dentry, d_name);
+	__u32 base = seq_off & ~7;
+	__u64 buf[6];
+
+	if (plain_loads) {
+		*seq = d->d_seq.seqcount.sequence;
+		asm volatile("" ::: "memory");
+		*parent = (__u64)d->d_parent;
+		*hl = d->d_name.hash_len;
+		asm volatile("" ::: "memory");
+		return (*seq & 1) || d->d_seq.seqcount.sequence != *seq || !*parent ? -1 : 0;
+	}
+	if (par_off > base && name_off > base && par_off - base <= 40 && name_off - base <= 40 &&
+	    !(par_off & 7) && !(name_off & 7)) {
+		if (bpf_probe_read_kernel(buf, sizeof(buf), (void *)d + base))
+			return -1;
+		*seq = buf[0] >> ((seq_off & 4) * 8);
+		*parent = buf[(par_off - base) / 8];
+		*hl = buf[(name_off - base) / 8];
+	} else {
+		*seq = dentry_seq(d);
+		*parent = (__u64)BPF_CORE_READ(d, d_parent);
+		*hl = BPF_CORE_READ(d, d_name.hash_len);
+	}
+	return (*seq & 1) || !*parent ? -1 : 0;
+}
+
+enum { MEMO_RUNNING, MEMO_SAME, MEMO_DIFFERS };
+
+struct memo_walk {
+	struct dentry *d;
+	struct mount *m;
+	struct mount_link ml;
+	const struct sbx_open_memo *mo;
+	__u64 h1, h2;
+	__u32 k, state;
+};
+
+/*
+ * bpf_loop callback: step @w->k of the path as it is now, against the
+ * memo's: the same dentry, mount crossing or namespace, folded into the
+ * digest as resolve.h up_step folded it.
+ */
+static long memo_step(__u32 i, void *ctx)
+{
+	struct memo_walk *w = ctx;
+	const struct sbx_open_memo *mo = w->mo;
+	struct dentry *d = w->d;
+	struct mount *up;
+	__u64 parent, hl, want;
+	__u32 k = w->k, seq;
+
+	w->state = MEMO_DIFFERS;
+	if (!mo || k >= mo->n || k >= SBX_MEMO_STEPS || memo_dentry(d, &parent, &hl, &seq))
+		return 1;
+	want = mo->p[k & (SBX_MEMO_STEPS - 1)];
+	if (d == w->ml.root || (__u64)d == parent) {
+		if (d != w->ml.root)
+			return 1;
+		up = w->ml.parent;
+		if (!up || up == w->m) {	/* the root of the mount tree: its namespace, the end */
+			if (!want || want != (__u64)mount_ns(w->m))
+				return 1;
+			walk_fold(&w->h1, &w->h2, WALK_MARK_END);
+			if (k + 1 == mo->n && w->h1 == mo->h1 && w->h2 == mo->h2)
+				w->state = MEMO_SAME;
+			return 1;
+		}
+		if (want != (__u64)up)
+			return 1;
+		walk_fold(&w->h1, &w->h2, WALK_MARK_MOUNT);
+		w->d = w->ml.mountpoint;
+		w->m = up;
+		if (mount_link(up, &w->ml))
+			return 1;
+	} else {
+		if (want != (__u64)d)
+			return 1;
+		walk_fold(&w->h1, &w->h2, hl);
+		walk_fold(&w->h1, &w->h2, seq);
+		w->d = plain_loads ? AS_KERNEL(dentry, parent) : (struct dentry *)parent;
+	}
+	w->k = k + 1;
+	w->state = MEMO_RUNNING;
+	return 0;
+}
+
+/*
+ * 1 when @file (read-only, by a task of cgroup @cgid) is of an inode whose
+ * memo still holds: its path is the one judged, under the same sandboxes
+ * and rules. In a frame of its own: file_open's judging path already uses
+ * the stack the verifier allows (6.1).
+ */
+static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 cgid)
+{
+	struct sbx_open_memo *mo;
+	struct memo_walk w = {};
+	struct vfsmount *vm;
+	__u32 seq;
+
+	if (!inode || !file)
+		return 0;
+	mo = bpf_inode_storage_get(&open_memo, inode, NULL, 0);
+	if (!mo)
+		return 0;
+	seq = MEMO_WORD(mo->seq);
+	asm volatile("" ::: "memory");	/* the count before the memo's words */
+	vm = file->f_path.mnt;
+	if ((seq & 1) || mo->cgid != cgid || mo->gen != verdict_gen || mo->mnt != (__u64)vm || !mo->n)
+		return 0;
+	w.mo = mo;
+	w.d = file->f_path.dentry;
+	w.m = plain_loads ? AS_KERNEL(mount, real_mount(vm)) : real_mount(vm);
+	w.h1 = SBX_HASH_INIT;
+	w.h2 = SBX_HASH2_INIT;
+	if (mount_link(w.m, &w.ml))
+		return 0;
+	bpf_loop(SBX_MEMO_STEPS, memo_step, &w, 0);
+	asm volatile("" ::: "memory");	/* the count again after them: no writer came between */
+	return w.state == MEMO_SAME && MEMO_WORD(mo->seq) == seq;
+}
+
+/*
+ * After a read-only open of @inode was allowed without a word, its walk
+ * recorded in @s (judged by @s's chain as of verdict_gen @gen, by a task
+ * of cgroup @cgid): remember it, unless the task has moved to another
+ * cgroup since, whose sandboxes the chain may not be. A memo another CPU
+ * is writing is left to that one. The seqlock relies on x86 keeping loads
+ * in order and stores in order (the only architecture the programs are
+ * built for): compiler barriers, no fences.
+ */
+static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u64 gen, __u64 cgid)
+{
+	struct sbx_open_memo *mo;
+	__u32 n;
+
+	if (!inode || !s || !s->walk.rec_ok || bpf_get_current_cgroup_id() != cgid)
+		return;
+	n = s->walk.rec_n;
+	if (!n || n > SBX_MEMO_STEPS)
+		return;
+	mo = bpf_inode_storage_get(&open_memo, inode, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!mo || __sync_val_compare_and_swap(&mo->lock, 0, 1) != 0)
+		return;
+	MEMO_WORD(mo->seq) = mo->seq + 1;	/* odd: readers stay away */
+	asm volatile("" ::: "memory");
+	mo->cgid = cgid;
+	mo->gen = gen;
+	mo->mnt = s->walk.arg_m;
+	mo->h1 = s->walk.rec_h1;
+	mo->h2 = s->walk.rec_h2;
+	mo->n = n;
+#pragma unroll
+	for (int k = 0; k < SBX_MEMO_STEPS; k++)
+		mo->p[k] = s->walk.rec_p[k];
+	asm volatile("" ::: "memory");
+	MEMO_WORD(mo->seq) = mo->seq + 1;
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&mo->lock = 0;
+}
+
 /*
  * An open (@flag 0), a received descriptor or a descriptor used: devices
  * first, then the policy. Only file_permission (SBX_EV_FD_USE) caches;
  * on use, a grant allows silently (the open reported it) and an
  * audit-only chain is not judged again.
  */
-static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
+static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag, struct inode *memo, __u64 cgid)
 {
 	__u32 op = (need & NEED_WRITE) ? SBX_OP_WRITE : SBX_OP_READ, type;
+	/*
+	 * Read before the chain is taken, as @cgid (the task's cgroup) was: a
+	 * change after it voids what this call keeps, and a move to another
+	 * cgroup keeps nothing (memo_keep reads the cgroup again).
+	 */
+	__u64 gen = memo ? verdict_gen : 0;
 	JUDGE(j);
 	int res;
 
@@ -550,10 +750,14 @@ static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag)
 		return deny(&j, op, type == S_IFBLK ? SBX_RULE_DEVICE : SBX_RULE_KERNEL_FILES);
 	}
 	j.s->emitted = 0;
+	j.s->walk.rec_ok = 0;
+	j.s->walk.rec_want = memo && (type == S_IFREG || type == S_IFDIR);
 	res = resolve_file(file, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, file->f_path.dentry, op, need);
 	if (flag == SBX_EV_FD_USE && !res && !j.s->emitted)
 		fd_use_remember(j.s);
+	if (memo && !res && !j.s->emitted && j.s->walk.rec_ok)
+		memo_keep(memo, j.s, gen, cgid);
 	return res;
 }
 
@@ -631,7 +835,9 @@ static __noinline int created_here(struct file *file)
 
 SBX_LSM(file_open, fs_file_open, struct file *file)
 {
+	struct inode *inode = file->f_inode;	/* trusted, for the memo's inode storage */
 	__u32 need;
+	__u64 id;
 
 	file = UNTRUSTED(file, file);
 
@@ -641,7 +847,12 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	need = file_need(file);
 	if (need == NEED_WRITE && (file->f_flags & O_CREAT) && created_here(file))
 		return 0;
-	return need ? judge_fd(file, need, 0) : 0;
+	if (need != NEED_READ)
+		return need ? judge_fd(file, need, 0, NULL, 0) : 0;
+	/* A read-only open: allowed at once if the memo of an earlier one still holds. @id: the task's cgroup. */
+	if (outside_id(&id) || memo_holds(inode, file, id))
+		return 0;
+	return judge_fd(file, need, 0, inode, id);
 }
 
 /*
@@ -657,7 +868,7 @@ SBX_LSM(file_receive, fs_file_receive, struct file *file)
 	file = UNTRUSTED(file, file);
 
 	need = file_need(file);
-	return need ? judge_fd(file, need, SBX_EV_FD_RECEIVED) : 0;
+	return need ? judge_fd(file, need, SBX_EV_FD_RECEIVED, NULL, 0) : 0;
 }
 
 /*
@@ -693,7 +904,7 @@ SBX_LSM(file_permission, fs_file_permission, struct file *file, int mask)
 		return 0;
 	if (fd_use_recent(file, need))
 		return 0;
-	return judge_fd(file, need, SBX_EV_FD_USE);
+	return judge_fd(file, need, SBX_EV_FD_USE, NULL, 0);
 }
 
 

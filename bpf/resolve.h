@@ -66,6 +66,9 @@ struct up_walk {
 	char *buf;		/* struct sbx_scratch.walk */
 	__u32 pos;		/* the path built so far is buf[pos..SBX_PATH_MAX) */
 	__u32 state;
+	struct walk_buf *rec;	/* where the steps go (walk_buf rec_*), or NULL */
+	__u64 h1, h2;		/* the record's digest so far */
+	__u32 n, ok;		/* steps recorded; 0: the record does not hold */
 };
 
 #define SBX_INLINE_NAME	32	/* DNAME_INLINE_LEN is at least this on 64-bit */
@@ -158,6 +161,45 @@ static __always_inline int mount_link(struct mount *m, struct mount_link *ml)
 }
 
 /*
+ * The open memo's record of a walk (fs.bpf.c open_memo): the steps'
+ * pointers, compared as they are, and a digest of what is not a pointer.
+ * A step is a dentry (its name's hash and length, its rename count), a
+ * mount crossing (WALK_MARK_MOUNT, the parent mount) or the end
+ * (WALK_MARK_END, the mount namespace). The marks are no dentry's hash
+ * and length: a name is at most 255 bytes.
+ */
+#define WALK_MARK_MOUNT	0xfffffffffffffff1ULL
+#define WALK_MARK_END	0xfffffffffffffff2ULL
+
+static __always_inline void walk_fold(__u64 *h1, __u64 *h2, __u64 v)
+{
+	__u64 a = (*h1 ^ v) * 0x9e3779b97f4a7c15ULL, b = (*h2 + v) * 0xc2b2ae3d27d4eb4fULL;
+
+	*h1 = a ^ (a >> 32);
+	*h2 = b ^ (b >> 29);
+}
+
+/*
+ * @d's rename count (d_seq): odd while a rename moves it, and two more
+ * after each. Read before and after the rest of a step: equal and even,
+ * the step's parent and name are one rename's, not two halves.
+ */
+static __always_inline __u32 dentry_seq(struct dentry *d)
+{
+	if (plain_loads)
+		return d->d_seq.seqcount.sequence;
+	return BPF_CORE_READ(d, d_seq.seqcount.sequence);
+}
+
+/* @m's mount namespace (NULL once it is unmounted). */
+static __always_inline void *mount_ns(struct mount *m)
+{
+	if (plain_loads)
+		return m->mnt_ns;
+	return BPF_CORE_READ(m, mnt_ns);
+}
+
+/*
  * Both fields in one flavour: libbpf searches the kernel's BTF once per
  * type an object's relocations name (about 4.4 M instructions each on 6.1), and each field
  * is relocated, and tested for, on its own.
@@ -222,6 +264,37 @@ static __always_inline void copy_name(char *dst, const unsigned char *name, __u3
 enum resolve_result { PATH_RESOLVED, PATH_NOT_IN_TREE, PATH_UNRESOLVED, PATH_DETACHED };
 
 #ifdef SBX_EXTENSION
+/* One step into the record (walk_buf rec_*): @p compared as it is, @v folded into the digest. */
+static __always_inline void walk_record(struct up_walk *w, __u64 p, __u64 v)
+{
+	__u32 k = w->n;
+
+	if (!w->rec || k >= SBX_MEMO_STEPS) {
+		w->ok = 0;
+		return;
+	}
+	w->rec->rec_p[k & (SBX_MEMO_STEPS - 1)] = p;
+	walk_fold(&w->h1, &w->h2, v);
+	w->n = k + 1;
+}
+
+/* The dentry step's record: @d, its name's hash and length, its rename count @seq read before the step. */
+static __always_inline void walk_record_dentry(struct up_walk *w, struct dentry *d,
+					       const struct dentry_link *l, __u32 seq)
+{
+	__u64 hl;
+
+	if (plain_loads)
+		hl = d->d_name.hash_len;
+	else
+		hl = dentry_link_layout() ? l->hash | (__u64)l->len << 32 : 0;	/* no hash read: no record */
+	asm volatile("" ::: "memory");	/* the second count after everything else the step read */
+	if (!hl || (seq & 1) || dentry_seq(d) != seq)
+		w->ok = 0;
+	walk_record(w, (__u64)d, hl);
+	walk_fold(&w->h1, &w->h2, seq);
+}
+
 /* One step up: a component, or a mount crossing. */
 static long up_step(__u32 i, void *ctx)
 {
@@ -230,7 +303,12 @@ static long up_step(__u32 i, void *ctx)
 	struct mount *m = w->m, *up;
 	struct dentry_link l;
 	bool inline_name;
+	__u32 seq = 0;
 
+	if (w->rec) {
+		seq = dentry_seq(d);
+		asm volatile("" ::: "memory");	/* the count before the step's reads */
+	}
 	if (dentry_link(d, &l, &inline_name)) {
 		w->state = WALK_UNRESOLVED;
 		return 1;
@@ -243,8 +321,12 @@ static long up_step(__u32 i, void *ctx)
 		up = w->ml.parent;
 		if (!up || up == m) {	/* the root of a mount tree */
 			w->state = attached(m) ? WALK_DONE : WALK_UNRESOLVED;
+			if (w->rec)
+				walk_record(w, (__u64)mount_ns(m), WALK_MARK_END);
 			return 1;
 		}
+		if (w->rec)
+			walk_record(w, (__u64)up, WALK_MARK_MOUNT);
 		w->d = w->ml.mountpoint;
 		w->m = up;
 		if (mount_link(up, &w->ml)) {
@@ -270,6 +352,8 @@ static long up_step(__u32 i, void *ctx)
 	}
 	w->pos--;
 	w->buf[w->pos & (SBX_PATH_MAX - 1)] = '/';
+	if (w->rec)
+		walk_record_dentry(w, d, &l, seq);
 	w->d = l.parent;
 	return 0;
 }
@@ -293,6 +377,16 @@ int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
 		return PATH_UNRESOLVED;
 	walk->len = 0;
 	walk->start = 0;
+	/* A record only when asked for, this walk only; it holds only if the walk reaches the root. */
+	if (walk->rec_want) {
+		w.rec = walk;
+		w.ok = 1;
+		w.h1 = SBX_HASH_INIT;
+		w.h2 = SBX_HASH2_INIT;
+	}
+	walk->rec_want = 0;
+	walk->rec_ok = 0;
+	walk->rec_n = 0;
 	if (out && out_len) {
 		out_len->n = 0;
 		out->s[0] = '\0';
@@ -322,6 +416,12 @@ int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
 	len = SBX_PATH_MAX - w.pos;
 	walk->start = w.pos & (SBX_PATH_MAX - 1);
 	walk->len = len;
+	if (w.rec) {
+		walk->rec_n = w.n;
+		walk->rec_h1 = w.h1;
+		walk->rec_h2 = w.h2;
+		walk->rec_ok = w.ok;
+	}
 	if (!out || !out_len)
 		return PATH_RESOLVED;
 	if (bpf_probe_read_kernel(out->s, len & (SBX_PATH_MAX - 1), walk->b + walk->start))

@@ -279,6 +279,12 @@ SBX_SHARED volatile __u64 rate_interval_ns;
 SBX_SHARED volatile __u32 rate_burst;
 /* The last sequence number given to a record (atomically). */
 SBX_SHARED volatile __u64 ev_seq;
+/*
+ * Bumped by userspace after every change to the sandboxes or the rules
+ * (loader.c verdicts_changed), and here when an exec puts a sandbox in
+ * force: an open memo (fs.bpf.c) holds for one value of it only.
+ */
+SBX_SHARED volatile __u64 verdict_gen;
 #endif /* SBX_EXTENSION */
 
 #define rare_loop(n, cb, ctx)	bpf_loop((n), (cb), (ctx), rare_loop_flags)
@@ -708,8 +714,16 @@ __noinline int sbx_arm_current(void)
 			continue;	/* past the task's own cgroup */
 		sb = bpf_map_lookup_elem(&sandboxes, &id);
 		if (sb && (sb->flags & SBX_SANDBOX_ARMING) &&
-		    (__sync_fetch_and_and((__u64 *)sb, ~ARMING_WORD_BIT) & ARMING_WORD_BIT))
+		    (__sync_fetch_and_and((__u64 *)sb, ~ARMING_WORD_BIT) & ARMING_WORD_BIT)) {
 			armed++;
+			/*
+			 * A sandbox in force where there was none: a memo of an
+			 * open (fs.bpf.c) may no longer hold. Here, not once after
+			 * the loop: a test of @armed there made the verifier walk
+			 * every count of it at every level.
+			 */
+			__sync_fetch_and_add(&verdict_gen, 1);
+		}
 	}
 	return armed;
 }

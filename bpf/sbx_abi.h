@@ -50,6 +50,8 @@
 #define SBX_NAME_MAX		255
 /* Steps of the dentry walk (components plus mount crossings) before giving up: denied. */
 #define SBX_WALK_MAX		2048
+/* Steps of a path an open memo can hold (struct sbx_open_memo): dentries, mount crossings, the end. A power of two. */
+#define SBX_MEMO_STEPS		16
 /* Components of an any-depth pattern ("**" "/.git/hooks" is 2). */
 #define SBX_ANY_DEPTH_MAX	4
 
@@ -566,5 +568,23 @@ struct sbx_kernel_ids {
  * kfunc), it is a call the verifier refuses wherever it is reachable.
  */
 #define SBX_CALL_RDONLY_CAST	0x5bc0ca57
+
+/*
+ * The open memo (bpf/fs.bpf.c, inode storage `open_memo`; docs/design.md):
+ * what a read-only open that was allowed without a word was judged with.
+ * Userspace reads it only in tests (tests/vm/sbx-memo.c: the map's key is
+ * a descriptor of the file). One writer at a time (lock); readers check
+ * seq as a seqlock's: odd while it is written, the same before and after.
+ */
+struct sbx_open_memo {
+	__u64 lock;		/* 64 bits: the compare-and-swap the default BPF ISA has */
+	__u32 seq;
+	__u32 n;		/* steps in p */
+	__u64 cgid;		/* the task's cgroup */
+	__u64 gen;		/* verdict_gen when the open began */
+	__u64 mnt;		/* the file's mount (struct vfsmount) */
+	__u64 h1, h2;		/* the walk's digest (resolve.h walk_fold) */
+	__u64 p[SBX_MEMO_STEPS];	/* each step's dentry, parent mount or mount namespace */
+};
 
 #endif /* SBX_ABI_H */

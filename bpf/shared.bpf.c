@@ -80,6 +80,7 @@ typedef __u64 sbx_fs_filter_words[SBX_FS_FILTER_WORDS];
 #define rate_interval_ns	SBX_BSS(__u64, rate_interval_ns)
 #define rate_burst		SBX_BSS(__u32, rate_burst)
 #define ev_seq			SBX_BSS(__u64, ev_seq)
+#define verdict_gen		SBX_BSS(__u64, verdict_gen)
 #define outside_tab		SBX_BSS(struct sbx_outside, outside_tab)
 #define fs_filter		SBX_BSS(sbx_fs_filter_words, fs_filter)
 

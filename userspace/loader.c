@@ -45,7 +45,7 @@
 _Static_assert(SAME_PLACE(nr_sandboxes) && SAME_PLACE(sandbox_gen) && SAME_PLACE(scope_set) &&
 	       SAME_PLACE(policy_seq) && SAME_PLACE(arming_set) && SAME_PLACE(nest_set) &&
 	       SAME_PLACE(rare_loop_flags) && SAME_PLACE(coalesce_ns) && SAME_PLACE(rate_interval_ns) &&
-	       SAME_PLACE(rate_burst) && SAME_PLACE(ev_seq) && SAME_PLACE(outside_tab) && SAME_PLACE(fs_filter) &&
+	       SAME_PLACE(rate_burst) && SAME_PLACE(ev_seq) && SAME_PLACE(verdict_gen) && SAME_PLACE(outside_tab) && SAME_PLACE(fs_filter) &&
 	       sizeof(struct sbx_bpf__bss) == sizeof(struct shared_bpf__bss) &&
 	       sizeof(struct shared_bpf__bss) == SBX_BSS_SIZE,
 	       "shared.bpf.c's view of the .bss is sbx.bpf.o's");
@@ -992,20 +992,37 @@ static void fs_filter_set(struct sbx_loader *l, const struct sbx_fs_key *key)
 	__atomic_fetch_or(&l->bss->fs_filter[bit >> 6], 1ULL << (bit & 63), __ATOMIC_SEQ_CST);
 }
 
+/*
+ * After every change to the sandboxes or the rules: what the kernel
+ * remembers of a read-only open it allowed (fs.bpf.c, the open memo) is
+ * void from here on. After the change, so that a call judged by the old
+ * state keeps nothing that outlives it.
+ */
+static void verdicts_changed(struct sbx_loader *l)
+{
+	__atomic_add_fetch(&l->bss->verdict_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 int loader__put_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key,
 			const struct sbx_fs_rule *rule)
 {
+	int err = 0;
+
 	fs_filter_set(l, key);
 	if (bpf_map_update_elem(map_fd(l, M_FS_RULES), key, rule, BPF_ANY))
-		return -errno;
-	return 0;
+		err = -errno;
+	verdicts_changed(l);
+	return err;
 }
 
 int loader__delete_fs_rule(struct sbx_loader *l, const struct sbx_fs_key *key)
 {
+	int err = 0;
+
 	if (bpf_map_delete_elem(map_fd(l, M_FS_RULES), key))
-		return -errno;
-	return 0;
+		err = -errno;
+	verdicts_changed(l);
+	return err;
 }
 
 /*
@@ -1025,8 +1042,10 @@ int loader__put_fs_rules(struct sbx_loader *l, const struct sbx_fs_key *keys,
 
 	for (__u32 i = 0; i < n; i++)	/* every bit before any key, as loader__put_fs_rule */
 		fs_filter_set(l, &keys[i]);
-	if (!n || !bpf_map_update_batch(map_fd(l, M_FS_RULES), keys, rules, &count, &opts))
+	if (!n || !bpf_map_update_batch(map_fd(l, M_FS_RULES), keys, rules, &count, &opts)) {
+		verdicts_changed(l);
 		return 0;
+	}
 	for (__u32 i = 0; i < n; i++) {
 		err = loader__put_fs_rule(l, &keys[i], &rules[i]);
 		if (err)
@@ -1041,8 +1060,10 @@ void loader__delete_fs_rules(struct sbx_loader *l, const struct sbx_fs_key *keys
 	__u32 count = n;
 
 	/* A batch stops at the first key that is not there: then one by one. */
-	if (!n || !bpf_map_delete_batch(map_fd(l, M_FS_RULES), keys, &count, &opts))
+	if (!n || !bpf_map_delete_batch(map_fd(l, M_FS_RULES), keys, &count, &opts)) {
+		verdicts_changed(l);
 		return;
+	}
 	for (__u32 i = 0; i < n; i++)
 		loader__delete_fs_rule(l, &keys[i]);
 }
@@ -1109,6 +1130,7 @@ static int add_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_sandbo
 	 * void from here on, and a task that looks again finds the entry.
 	 */
 	__atomic_add_fetch(&l->bss->sandbox_gen, 1, __ATOMIC_SEQ_CST);
+	verdicts_changed(l);
 	return 0;
 }
 
@@ -1143,6 +1165,7 @@ int loader__remove_sandbox(struct sbx_loader *l, __u64 cgid)
 {
 	if (bpf_map_delete_elem(map_fd(l, M_SANDBOXES), &cgid))
 		return -errno;
+	verdicts_changed(l);
 	__atomic_sub_fetch(&l->bss->nr_sandboxes, 1, __ATOMIC_SEQ_CST);
 	loader__drop_sandbox_stats(l, cgid);
 	return 0;
@@ -2198,6 +2221,7 @@ int loader__replace_sandbox(struct sbx_loader *l, __u64 cgid, const struct sbx_s
 	v.flags &= ~SBX_SANDBOX_ARMING;
 	if (bpf_map_update_elem(map_fd(l, M_SANDBOXES), &cgid, &v, BPF_EXIST))
 		return -errno;
+	verdicts_changed(l);
 	fdj_release(l);
 	return 0;
 }
@@ -2227,6 +2251,7 @@ int loader__purge_policy(struct sbx_loader *l, __u32 policy_id)
 	int err2 = map_purge(map_fd(l, M_NET_RULES), sizeof(struct sbx_net_key),
 			     offsetof(struct sbx_net_key, policy_id), &policy_id, sizeof(policy_id));
 
+	verdicts_changed(l);
 	return err ?: err2;
 }
 

@@ -10,7 +10,9 @@
 # rename, a chmod or a mkdir where writes are allowed, a task renicing
 # itself, are refused (with their events, where the walk's or the
 # matcher's stand-in denied and the record's extension is in), while the rest of the host
-# is untouched; an F_SETOWN refused without its record still fails, and
+# is untouched. A file the sandbox read while the walk was linked keeps its
+# open memo (bpf/fs.bpf.c), a verdict that stands without a walk: it is
+# still let go, which shows the memo is used; an F_SETOWN refused without its record still fails, and
 # the record is counted as lost. With every work slot taken, a task of no
 # sandbox that the outside cache has not seen is let go by sbx_unjudged
 # and refused by its stand-in. An extension the kernel refuses
@@ -24,6 +26,7 @@ CG=/sys/fs/cgroup/e2e-ext
 mkdir -p "$W/data" "$CG"
 echo secret >"$W/data/secret"
 echo open >"$W/open"
+echo open >"$W/open2"
 touch "$W/ren1" "$W/ren2"
 echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data\" ], \"allowWrite\": [ \"$W\" ] } }" >"$W/p.json"
 
@@ -122,7 +125,10 @@ lost0=$(counter events_lost) violations0=$(counter violations)
 check stand-in/setown-refused "$(ask setown -)" EPERM
 check stand-in/setown-lost-counted "$(($(counter events_lost) - lost0))" 1
 check stand-in/setown-violation-counted "$(($(counter violations) - violations0))" 1
-check stand-in/open-refused "$(ask open "$W/open")" EACCES
+# A file no open has read yet is refused; one read before (linked/open-allowed) has a memo
+# (fs.bpf.c), which lets it go without the walk.
+check stand-in/open-refused "$(ask open "$W/open2")" EACCES
+check stand-in/memo-still-allows "$(ask open "$W/open")" OK
 check stand-in/rename-refused "$(ask rename "$W/ren2")" EACCES
 [ -e "$W/ren2" ] && pass stand-in/nothing-renamed || fail stand-in/nothing-renamed "$W/ren2 is gone"
 # The stand-ins below send no record: each refusal is counted.
@@ -144,7 +150,7 @@ check stand-in/no-slot-outside-exec "$(no_slot_exec fresh2)" "exit 126"
 # Another program's links are its own: path_rmdir still judges by the policy.
 check stand-in/others-linked "$(ask rmdir "$W/made1")" OK
 # Refused with a record after the ones above: once it is read, theirs would be too.
-check stand-in/open-again-refused "$(ask open "$W/open")" EACCES
+check stand-in/open-again-refused "$(ask open "$W/open2")" EACCES
 # A daemon adopting the set collects what was denied meanwhile (the fifos not its to hold open).
 sbx-bpf daemon --events "$W/ev2.json" 2>"$W/d2.err" 6>&- 7<&- &
 D=$!

@@ -1,0 +1,208 @@
+# The open memo (bpf/fs.bpf.c; docs/design.md, "The open memo"): a
+# read-only open allowed without a word is remembered on the file's inode,
+# and the next such open from the same cgroup is let go without judging
+# its path again, as long as the path is step for step the one judged and
+# no sandbox or rule changed. Each way the memo could outlive what it
+# says is tried here: the memo is first shown to be there (tests/vm/sbx-memo),
+# then the path or the policy changes, and the next open must be refused,
+# errno and event. And it must never be kept for an open that was
+# reported: an audited denial, a grant's use.
+# e2e: programs=pinned
+. /sbx/tests/e2e/lib.sh
+
+CG=/sys/fs/cgroup/e2e-memo
+CG2=/sys/fs/cgroup/e2e-memo-other
+TOP=/sys/fs/cgroup/e2e-memo-top
+CGA=/sys/fs/cgroup/e2e-memo-audit
+CGG=/sys/fs/cgroup/e2e-memo-grant
+mkdir -p "$CG" "$CG2" "$TOP/inner" "$CGA" "$CGG" "$W/sec" "$W/ws"
+for d in pub/a pub2 pub3 pub4 pub5 pub6 pub7 pub8 m1 m2 sec/m1 sec/b; do mkdir -p "$W/$d"; done
+for f in pub/a/f pub2/f pub3/g pub4/h pub5/f pub6/f pub7/f pub8/f sec/x sec/y; do echo data >"$W/$f"; done
+cat >"$W/p.json" <<EOF
+{ "filesystem": { "denyRead": [ "$W/sec", "$W/sec2" ], "allowWrite": [ "$W/ws" ] } }
+EOF
+cat >"$W/p6.json" <<EOF
+{ "filesystem": { "denyRead": [ "$W/sec", "$W/sec2", "$W/pub6" ], "allowWrite": [ "$W/ws" ] } }
+EOF
+cat >"$W/p7.json" <<EOF
+{ "filesystem": { "denyRead": [ "$W/pub7" ], "allowWrite": [ "$W/ws" ] } }
+EOF
+cat >"$W/p8.json" <<EOF
+{ "filesystem": { "denyRead": [ "$W/pub8" ], "allowWrite": [ "$W/ws" ] } }
+EOF
+# in CG CMD…: CMD run in cgroup CG.
+in_cg() { cg=$1; shift; sh -c 'echo $$ >'"$cg"'/cgroup.procs && exec "$@"' sh "$@"; }
+probe() { in_cg "$CG" sbx-probe "$@" 2>/dev/null; }
+# dirprobe DIR: open DIR read-only (sbx-probe reads a byte, which a directory refuses).
+dirprobe() {
+	in_cg "$CG" python3 -B -c '
+import errno, os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY))
+    print("OK")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$1"
+}
+CGID=$(stat -c %i "$CG")
+# kept NAME FILE: the memo of FILE is CG's.
+kept() {
+	case "$(sbx-memo "$2" 2>&1)" in
+	"cgroup=$CGID steps="[1-9]*) pass "$1" ;;
+	*) fail "$1" "sbx-memo $2: $(sbx-memo "$2" 2>&1)" ;;
+	esac
+}
+# denied_event NAME PATH [CGROUP-DIR]: a read of PATH refused with EACCES, reported.
+denied_event() {
+	wait_event "$1" "$W/ev.json" \
+		"any(.[]; .type == \"violation\" and .op == \"read\" and .path == \"$2\" and .errno == 13 and
+		 .cgroup_id == $(stat -c %i "${3:-$CG}"))"
+}
+
+sbx-bpf daemon --events "$W/ev.json" 2>"$W/d.err" &
+D=$!
+wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d.err")"
+sbx-bpf attach "$CG" --policy "$W/p.json" 2>"$W/a.err"
+check attach/exit "$?" 0
+# Another sandbox, from the start: nothing changes between a memo its task could use and the use.
+sbx-bpf attach "$CG2" --policy "$W/p7.json" 2>>"$W/a.err"
+check attach/other "$?" 0
+
+# --- kept, and used --------------------------------------------------------------------------
+check kept/open "$(probe open "$W/pub/a/f")" OK
+kept kept/memo "$W/pub/a/f"
+check kept/open-again "$(probe open "$W/pub/a/f")" OK
+check kept/dir-open "$(dirprobe "$W/pub/a")" OK
+kept kept/dir-memo "$W/pub/a"
+check kept/denied-still "$(probe open "$W/sec/x")" EACCES
+check kept/no-memo-for-a-denial "$(sbx-memo "$W/sec/x")" none
+denied_event kept/denied-event "$W/sec/x"
+
+# --- the path changes under it -----------------------------------------------------------------
+# A directory above the file moved (outside the sandbox) into a denied one.
+mv "$W/pub" "$W/sec/pub"
+check parent-moved/denied "$(probe open "$W/sec/pub/a/f")" EACCES
+denied_event parent-moved/event "$W/sec/pub/a/f"
+check parent-moved/dir-denied "$(dirprobe "$W/sec/pub/a")" EACCES
+# A directory above it renamed in place: the same parent, a denied name.
+check renamed/open "$(probe open "$W/pub2/f")" OK
+kept renamed/memo "$W/pub2/f"
+mv "$W/pub2" "$W/sec2"
+check renamed/denied "$(probe open "$W/sec2/f")" EACCES
+denied_event renamed/event "$W/sec2/f"
+# The file itself moved into a denied directory.
+check file-moved/open "$(probe open "$W/pub3/g")" OK
+kept file-moved/memo "$W/pub3/g"
+mv "$W/pub3/g" "$W/sec/g"
+check file-moved/denied "$(probe open "$W/sec/g")" EACCES
+denied_event file-moved/event "$W/sec/g"
+# A hard link to the file made in a denied directory: the same inode, another path.
+check link/open "$(probe open "$W/pub4/h")" OK
+kept link/memo "$W/pub4/h"
+ln "$W/pub4/h" "$W/sec/h"
+check link/denied "$(probe open "$W/sec/h")" EACCES
+denied_event link/event "$W/sec/h"
+check link/first-name-still-allowed "$(probe open "$W/pub4/h")" OK
+# The file system it is on moved into a denied directory.
+mount -t tmpfs memo-m1 "$W/m1" && echo data >"$W/m1/f"
+check mount-moved/open "$(probe open "$W/m1/f")" OK
+kept mount-moved/memo "$W/m1/f"
+if mount --move "$W/m1" "$W/sec/m1" 2>"$W/move.err"; then
+	check mount-moved/denied "$(probe open "$W/sec/m1/f")" EACCES
+	denied_event mount-moved/event "$W/sec/m1/f"
+	umount "$W/sec/m1"
+else
+	fail mount-moved/move "$(cat "$W/move.err")"
+fi
+# The file's directory bound into a denied one: another mount, another path.
+check bind/open "$(probe open "$W/pub5/f")" OK
+kept bind/memo "$W/pub5/f"
+mount --bind "$W/pub5" "$W/sec/b"
+check bind/denied "$(probe open "$W/sec/b/f")" EACCES
+denied_event bind/event "$W/sec/b/f"
+umount "$W/sec/b"
+# The file system cut loose (umount -l) while a task inside holds a directory of it: its
+# files have no path any more, and are refused as unresolved.
+mount -t tmpfs memo-m2 "$W/m2" && echo data >"$W/m2/f"
+mkfifo "$W/cmd"
+in_cg "$CG" python3 -B -c '
+import errno, os, sys
+w = sys.argv[1]
+d = os.open(w + "/m2", os.O_PATH | os.O_DIRECTORY)
+for line in open(w + "/cmd"):
+    n = line.strip()
+    try:
+        os.close(os.open("f", os.O_RDONLY, dir_fd=d))
+        a = "OK"
+    except OSError as e:
+        a = errno.errorcode[e.errno]
+    with open(w + "/ws/ans-" + n, "w") as f:
+        f.write(a + "\n")
+' "$W" 2>"$W/reader.err" &
+READER=$!
+exec 6>"$W/cmd"
+ask() {	# the reader answers in $W/ws, where the policy lets it write
+	rm -f "$W/ws/ans-$1"
+	echo "$1" >&6
+	i=0
+	while [ ! -s "$W/ws/ans-$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	cat "$W/ws/ans-$1" 2>/dev/null || echo "no answer: $(cat "$W/reader.err")"
+}
+check detached/open "$(ask 1)" OK
+kept detached/memo "$W/m2/f"
+umount -l "$W/m2"
+check detached/denied "$(ask 2)" EACCES
+wait_event detached/event "$W/ev.json" \
+	"any(.[]; .type == \"violation\" and .op == \"read\" and .path_unresolved and .errno == 13 and
+	 .cgroup_id == $CGID)"
+exec 6>&-
+wait "$READER" 2>/dev/null
+
+# --- the sandboxes change --------------------------------------------------------------------
+# The policy replaced by one that denies the file.
+check policy/open "$(probe open "$W/pub6/f")" OK
+kept policy/memo "$W/pub6/f"
+sbx-bpf attach "$CG" --policy "$W/p6.json" 2>>"$W/a.err"
+check policy/reattach "$?" 0
+check policy/denied "$(probe open "$W/pub6/f")" EACCES
+denied_event policy/event "$W/pub6/f"
+# A task of another sandbox, whose policy denies the file CG's task opened: the memo is CG's.
+check other/open "$(probe open "$W/pub7/f")" OK
+kept other/memo "$W/pub7/f"
+check other/denied "$(in_cg "$CG2" sbx-probe open "$W/pub7/f")" EACCES
+denied_event other/event "$W/pub7/f" "$CG2"
+# A sandbox attached above one whose task the memo allowed.
+sbx-bpf attach "$TOP/inner" --policy "$W/p.json" 2>>"$W/a.err"
+check above/attach-inner "$?" 0
+check above/open "$(in_cg "$TOP/inner" sbx-probe open "$W/pub8/f")" OK
+case "$(sbx-memo "$W/pub8/f")" in
+"cgroup=$(stat -c %i "$TOP/inner") steps="*) pass above/memo ;;
+*) fail above/memo "$(sbx-memo "$W/pub8/f" 2>&1)" ;;
+esac
+sbx-bpf attach "$TOP" --policy "$W/p8.json" 2>>"$W/a.err"
+check above/attach-top "$?" 0
+check above/denied "$(in_cg "$TOP/inner" sbx-probe open "$W/pub8/f")" EACCES
+denied_event above/event "$W/pub8/f" "$TOP/inner"
+
+# --- never kept for a reported open ----------------------------------------------------------
+sbx-bpf attach "$CGA" --audit --policy "$W/p.json" 2>>"$W/a.err"
+check audit/attach "$?" 0
+check audit/open "$(in_cg "$CGA" sbx-probe open "$W/sec/y")" OK
+check audit/no-memo "$(sbx-memo "$W/sec/y")" none
+wait_event audit/event "$W/ev.json" \
+	"any(.[]; .op == \"read\" and .path == \"$W/sec/y\" and .verdict == \"audit\" and
+	 .cgroup_id == $(stat -c %i "$CGA"))"
+sbx-bpf attach "$CGG" --policy "$W/p.json" 2>>"$W/a.err"
+check grant/attach "$?" 0
+sbx-bpf grant "$CGG" --read "$W/sec/y" --ttl 60s >"$W/g.out" 2>&1
+check grant/exit "$?" 0
+check grant/open "$(in_cg "$CGG" sbx-probe open "$W/sec/y")" OK
+check grant/no-memo "$(sbx-memo "$W/sec/y")" none
+sbx-bpf revoke "$CGG" "$(sed -n 's/^grant \([0-9]*\):.*/\1/p' "$W/g.out")" >"$W/r.out" 2>&1
+check grant/revoke "$?" 0
+check grant/denied-after-revoke "$(in_cg "$CGG" sbx-probe open "$W/sec/y")" EACCES
+denied_event grant/event "$W/sec/y" "$CGG"
+
+for c in "$CG" "$CG2" "$TOP/inner" "$TOP" "$CGA" "$CGG"; do sbx-bpf detach "$c" 2>>"$W/a.err"; done
+kill "$D"; wait "$D" 2>/dev/null
+rmdir "$TOP/inner" "$TOP" "$CG" "$CG2" "$CGA" "$CGG" 2>/dev/null
+exit 0
