@@ -593,13 +593,14 @@ struct memo_walk {
 	struct mount_link ml;
 	const struct sbx_open_memo *mo;
 	__u64 h1, h2;
-	__u32 k, state;
+	__u32 state, pad;
 };
 
 /*
- * bpf_loop callback: step @w->k of the path as it is now, against the
+ * bpf_loop callback: step @i of the path as it is now, against the
  * memo's: the same dentry, mount crossing or namespace, folded into the
- * digest as resolve.h up_step folded it.
+ * digest as resolve.h up_step folded it. Each iteration is one step, so
+ * @i is its index (as in walk_record).
  */
 static long memo_step(__u32 i, void *ctx)
 {
@@ -607,13 +608,13 @@ static long memo_step(__u32 i, void *ctx)
 	const struct sbx_open_memo *mo = w->mo;
 	struct dentry *d = w->d;
 	struct mount *up;
-	__u64 parent, hl, want;
-	__u32 k = w->k, seq;
+	__u64 parent, hl, want, k = i;	/* 64 bits: the bound below is then the index's own */
+	__u32 seq;
 
 	w->state = MEMO_DIFFERS;
 	if (!mo || k >= mo->n || k >= SBX_MEMO_STEPS || memo_dentry(d, &parent, &hl, &seq))
 		return 1;
-	want = mo->p[k & (SBX_MEMO_STEPS - 1)];
+	want = mo->p[memo_index(k)];
 	if (d == w->ml.root || (__u64)d == parent) {
 		if (d != w->ml.root)
 			return 1;
@@ -640,7 +641,6 @@ static long memo_step(__u32 i, void *ctx)
 		walk_fold(&w->h1, &w->h2, seq);
 		w->d = plain_loads ? AS_KERNEL(dentry, parent) : (struct dentry *)parent;
 	}
-	w->k = k + 1;
 	w->state = MEMO_RUNNING;
 	return 0;
 }

@@ -66,15 +66,20 @@ struct walk_buf {
 	__u64 arg_d, arg_m;	/* fs.bpf.c resolve(): its pointers, made numbers */
 	/*
 	 * What one walk went through, for the open memo (fs.bpf.c): asked for
-	 * by setting rec_want before the walk, which clears it. rec_p: each
-	 * step's dentry, parent mount or (last) mount namespace, rec_n steps;
-	 * rec_h1/rec_h2: a digest of the steps' kinds and of each dentry's
-	 * name hash, length and rename count (resolve.h walk_fold). rec_ok:
-	 * the record holds (every dentry read between two equal, even rename
-	 * counts; at most SBX_MEMO_STEPS steps; the walk reached the root).
+	 * by setting rec_want before the walk, which clears it (rec_on: this
+	 * walk records). rec_p: each step's dentry, parent mount or (last)
+	 * mount namespace, rec_n steps; rec_h1/rec_h2: a digest of the steps'
+	 * kinds and of each dentry's name hash, length and rename count
+	 * (resolve.h walk_fold). rec_bad: a step could not be recorded as it
+	 * must be. rec_ok: the record holds (every dentry read between two
+	 * equal, even rename counts; at most SBX_MEMO_STEPS steps; the walk
+	 * reached the root). Kept here, not on the walk's stack: what is in
+	 * map memory the verifier does not track, so the walk's steps still
+	 * look alike to it.
 	 */
-	__u32 rec_want, rec_ok;
-	__u32 rec_n, rec_pad;
+	__u32 rec_want, rec_on;
+	__u32 rec_n, rec_bad;
+	__u32 rec_ok, rec_pad;
 	__u64 rec_h1, rec_h2;
 	__u64 rec_p[SBX_MEMO_STEPS];
 	char b[2 * SBX_PATH_MAX + SBX_NAME_MAX + 1];

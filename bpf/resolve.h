@@ -66,9 +66,7 @@ struct up_walk {
 	char *buf;		/* struct sbx_scratch.walk */
 	__u32 pos;		/* the path built so far is buf[pos..SBX_PATH_MAX) */
 	__u32 state;
-	struct walk_buf *rec;	/* where the steps go (walk_buf rec_*), or NULL */
-	__u64 h1, h2;		/* the record's digest so far */
-	__u32 n, ok;		/* steps recorded; 0: the record does not hold */
+	struct walk_buf *rec;	/* the record (walk_buf rec_*), kept when rec->rec_on */
 };
 
 #define SBX_INLINE_NAME	32	/* DNAME_INLINE_LEN is at least this on 64-bit */
@@ -180,6 +178,17 @@ static __always_inline void walk_fold(__u64 *h1, __u64 *h2, __u64 v)
 }
 
 /*
+ * @i & (SBX_MEMO_STEPS - 1), masked in the register that indexes: the
+ * compiler, knowing @i is in range, would drop the mask and index with a
+ * copy of @i whose bound the verifier does not know.
+ */
+static __always_inline __u64 memo_index(__u64 i)
+{
+	asm volatile("%[i] &= %[m]" : [i] "+r"(i) : [m] "i"(SBX_MEMO_STEPS - 1));
+	return i;
+}
+
+/*
  * @d's rename count (d_seq): odd while a rename moves it, and two more
  * after each. Read before and after the rest of a step: equal and even,
  * the step's parent and name are one rename's, not two halves.
@@ -264,22 +273,25 @@ static __always_inline void copy_name(char *dst, const unsigned char *name, __u3
 enum resolve_result { PATH_RESOLVED, PATH_NOT_IN_TREE, PATH_UNRESOLVED, PATH_DETACHED };
 
 #ifdef SBX_EXTENSION
-/* One step into the record (walk_buf rec_*): @p compared as it is, @v folded into the digest. */
-static __always_inline void walk_record(struct up_walk *w, __u64 p, __u64 v)
+/*
+ * Step @i into the record (walk_buf rec_*): @p compared as it is, @v
+ * folded into the digest. Every step of the walk is one bpf_loop
+ * iteration, so @i is its index: a number the verifier does not follow
+ * from one iteration to the next, as it would a count of its own.
+ */
+static __always_inline void walk_record(struct walk_buf *r, __u64 i, __u64 p, __u64 v)
 {
-	__u32 k = w->n;
-
-	if (!w->rec || k >= SBX_MEMO_STEPS) {
-		w->ok = 0;
+	if (i >= SBX_MEMO_STEPS) {
+		r->rec_bad = 1;
 		return;
 	}
-	w->rec->rec_p[k & (SBX_MEMO_STEPS - 1)] = p;
-	walk_fold(&w->h1, &w->h2, v);
-	w->n = k + 1;
+	r->rec_p[memo_index(i)] = p;
+	walk_fold(&r->rec_h1, &r->rec_h2, v);
+	r->rec_n = i + 1;
 }
 
 /* The dentry step's record: @d, its name's hash and length, its rename count @seq read before the step. */
-static __always_inline void walk_record_dentry(struct up_walk *w, struct dentry *d,
+static __always_inline void walk_record_dentry(struct walk_buf *r, __u32 i, struct dentry *d,
 					       const struct dentry_link *l, __u32 seq)
 {
 	__u64 hl;
@@ -290,9 +302,9 @@ static __always_inline void walk_record_dentry(struct up_walk *w, struct dentry 
 		hl = dentry_link_layout() ? l->hash | (__u64)l->len << 32 : 0;	/* no hash read: no record */
 	asm volatile("" ::: "memory");	/* the second count after everything else the step read */
 	if (!hl || (seq & 1) || dentry_seq(d) != seq)
-		w->ok = 0;
-	walk_record(w, (__u64)d, hl);
-	walk_fold(&w->h1, &w->h2, seq);
+		r->rec_bad = 1;
+	walk_record(r, i, (__u64)d, hl);
+	walk_fold(&r->rec_h1, &r->rec_h2, seq);
 }
 
 /* One step up: a component, or a mount crossing. */
@@ -305,7 +317,7 @@ static long up_step(__u32 i, void *ctx)
 	bool inline_name;
 	__u32 seq = 0;
 
-	if (w->rec) {
+	if (w->rec->rec_on) {
 		seq = dentry_seq(d);
 		asm volatile("" ::: "memory");	/* the count before the step's reads */
 	}
@@ -321,12 +333,12 @@ static long up_step(__u32 i, void *ctx)
 		up = w->ml.parent;
 		if (!up || up == m) {	/* the root of a mount tree */
 			w->state = attached(m) ? WALK_DONE : WALK_UNRESOLVED;
-			if (w->rec)
-				walk_record(w, (__u64)mount_ns(m), WALK_MARK_END);
+			if (w->rec->rec_on)
+				walk_record(w->rec, i, (__u64)mount_ns(m), WALK_MARK_END);
 			return 1;
 		}
-		if (w->rec)
-			walk_record(w, (__u64)up, WALK_MARK_MOUNT);
+		if (w->rec->rec_on)
+			walk_record(w->rec, i, (__u64)up, WALK_MARK_MOUNT);
 		w->d = w->ml.mountpoint;
 		w->m = up;
 		if (mount_link(up, &w->ml)) {
@@ -352,8 +364,8 @@ static long up_step(__u32 i, void *ctx)
 	}
 	w->pos--;
 	w->buf[w->pos & (SBX_PATH_MAX - 1)] = '/';
-	if (w->rec)
-		walk_record_dentry(w, d, &l, seq);
+	if (w->rec->rec_on)
+		walk_record_dentry(w->rec, i, d, &l, seq);
 	w->d = l.parent;
 	return 0;
 }
@@ -378,15 +390,14 @@ int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
 	walk->len = 0;
 	walk->start = 0;
 	/* A record only when asked for, this walk only; it holds only if the walk reaches the root. */
-	if (walk->rec_want) {
-		w.rec = walk;
-		w.ok = 1;
-		w.h1 = SBX_HASH_INIT;
-		w.h2 = SBX_HASH2_INIT;
-	}
+	w.rec = walk;
+	walk->rec_on = walk->rec_want;
 	walk->rec_want = 0;
 	walk->rec_ok = 0;
+	walk->rec_bad = 0;
 	walk->rec_n = 0;
+	walk->rec_h1 = SBX_HASH_INIT;
+	walk->rec_h2 = SBX_HASH2_INIT;
 	if (out && out_len) {
 		out_len->n = 0;
 		out->s[0] = '\0';
@@ -416,12 +427,7 @@ int resolve_in(__u64 d, __u64 m, struct walk_buf *walk, struct sbx_path *out,
 	len = SBX_PATH_MAX - w.pos;
 	walk->start = w.pos & (SBX_PATH_MAX - 1);
 	walk->len = len;
-	if (w.rec) {
-		walk->rec_n = w.n;
-		walk->rec_h1 = w.h1;
-		walk->rec_h2 = w.h2;
-		walk->rec_ok = w.ok;
-	}
+	walk->rec_ok = walk->rec_on && !walk->rec_bad;
 	if (!out || !out_len)
 		return PATH_RESOLVED;
 	if (bpf_probe_read_kernel(out->s, len & (SBX_PATH_MAX - 1), walk->b + walk->start))
