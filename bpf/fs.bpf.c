@@ -10,7 +10,11 @@
  *   lsm/file_open          read: opening for reading (and exec); write:
  *                          opening for writing or appending. An exec also
  *                          puts an arming sandbox over the task in force
- *                          (SBX_SANDBOX_ARMING: attach --from-exec)
+ *                          (SBX_SANDBOX_ARMING: attach --from-exec). A
+ *                          read-only open allowed without a word leaves an
+ *                          open memo on the inode: the same path from the
+ *                          same cgroup, nothing changed since, is let go
+ *                          without judging it again (below)
  *   lsm/path_mknod         write: creating a file (O_CREAT, mknod), before
  *                          the inode exists, so no empty file is left
  *   lsm/path_mkdir         write: the new directory
