@@ -568,10 +568,10 @@ static __always_inline int memo_dentry(struct dentry *d, __u64 *parent, __u64 *h
 
 	if (plain_loads) {
 		*seq = d->d_seq.seqcount.sequence;
-		asm volatile("" ::: "memory");
+		sbx_barrier();
 		*parent = (__u64)d->d_parent;
 		*hl = d->d_name.hash_len;
-		asm volatile("" ::: "memory");
+		sbx_barrier();
 		return (*seq & 1) || d->d_seq.seqcount.sequence != *seq || !*parent ? -1 : 0;
 	}
 	if (par_off > base && name_off > base && par_off - base <= 40 && name_off - base <= 40 &&
@@ -668,7 +668,7 @@ static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 c
 	if (!mo)
 		return 0;
 	seq = MEMO_WORD(mo->seq);
-	asm volatile("" ::: "memory");	/* the count before the memo's words */
+	sbx_barrier();	/* the count before the memo's words */
 	vm = file->f_path.mnt;
 	if ((seq & 1) || mo->cgid != cgid || mo->gen != verdict_gen || mo->mnt != (__u64)vm || !mo->n)
 		return 0;
@@ -680,7 +680,7 @@ static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 c
 	if (mount_link(w.m, &w.ml))
 		return 0;
 	bpf_loop(SBX_MEMO_STEPS, memo_step, &w, 0);
-	asm volatile("" ::: "memory");	/* the count again after them: no writer came between */
+	sbx_barrier();	/* the count again after them: no writer came between */
 	return w.state == MEMO_SAME && MEMO_WORD(mo->seq) == seq;
 }
 
@@ -704,10 +704,10 @@ static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u
 	if (!n || n > SBX_MEMO_STEPS)
 		return;
 	mo = bpf_inode_storage_get(&open_memo, inode, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!mo || __sync_val_compare_and_swap(&mo->lock, 0, 1) != 0)
+	if (!mo || !sbx_trylock(&mo->lock))
 		return;
 	MEMO_WORD(mo->seq) = mo->seq + 1;	/* odd: readers stay away */
-	asm volatile("" ::: "memory");
+	sbx_barrier();
 	mo->cgid = cgid;
 	mo->gen = gen;
 	mo->mnt = s->walk.arg_m;
@@ -717,10 +717,9 @@ static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u
 #pragma unroll
 	for (int k = 0; k < SBX_MEMO_STEPS; k++)
 		mo->p[k] = s->walk.rec_p[k];
-	asm volatile("" ::: "memory");
+	sbx_barrier();
 	MEMO_WORD(mo->seq) = mo->seq + 1;
-	asm volatile("" ::: "memory");
-	*(volatile __u64 *)&mo->lock = 0;
+	sbx_unlock(&mo->lock);
 }
 
 /*

@@ -300,7 +300,7 @@ static __always_inline void walk_record_dentry(struct walk_buf *r, __u32 i, stru
 		hl = d->d_name.hash_len;
 	else
 		hl = dentry_link_layout() ? l->hash | (__u64)l->len << 32 : 0;	/* no hash read: no record */
-	asm volatile("" ::: "memory");	/* the second count after everything else the step read */
+	sbx_barrier();	/* the second count after everything else the step read */
 	if (!hl || (seq & 1) || dentry_seq(d) != seq)
 		r->rec_bad = 1;
 	walk_record(r, i, (__u64)d, hl);
@@ -319,7 +319,7 @@ static long up_step(__u32 i, void *ctx)
 
 	if (w->rec->rec_on) {
 		seq = dentry_seq(d);
-		asm volatile("" ::: "memory");	/* the count before the step's reads */
+		sbx_barrier();	/* the count before the step's reads */
 	}
 	if (dentry_link(d, &l, &inline_name)) {
 		w->state = WALK_UNRESOLVED;

@@ -326,6 +326,22 @@ SBX_SHARED struct sbx_outside outside_tab;
 #define sbx_barrier()		asm volatile("" ::: "memory")
 #define OUTSIDE_WORD(w)		(*(volatile __u64 *)&(w))
 
+/*
+ * A lock that is tried, never waited for (the outside table's, an open
+ * memo's): true when taken. What the holder stored is stored before the
+ * lock is let go.
+ */
+static __always_inline bool sbx_trylock(volatile __u64 *lock)
+{
+	return __sync_val_compare_and_swap(lock, 0, 1) == 0;
+}
+
+static __always_inline void sbx_unlock(volatile __u64 *lock)
+{
+	sbx_barrier();
+	*lock = 0;
+}
+
 /* Is cgroup @id known to be under no sandbox, as of @gen? */
 static __always_inline bool outside_known(__u64 id, __u64 gen)
 {
@@ -351,7 +367,7 @@ static long outside_clear(__u32 i, void *ctx)
 /* Remember that cgroup @id is under no sandbox, as of @gen (read before the lookups that found none). */
 static __noinline void outside_keep(__u64 id, __u64 gen)
 {
-	if (__sync_val_compare_and_swap(&outside_tab.lock, 0, 1) != 0)
+	if (!sbx_trylock(&outside_tab.lock))
 		return;
 	/* A reset that did not clear every slot keeps the old generation: stale slots never count. */
 	if (OUTSIDE_WORD(outside_tab.gen) < gen &&
@@ -361,8 +377,7 @@ static __noinline void outside_keep(__u64 id, __u64 gen)
 	}
 	if (OUTSIDE_WORD(outside_tab.gen) == gen)
 		OUTSIDE_WORD(outside_tab.cgid[id & (SBX_OUTSIDE_SLOTS - 1)]) = id;
-	sbx_barrier();	/* every store above before the lock is let go */
-	OUTSIDE_WORD(outside_tab.lock) = 0;
+	sbx_unlock(&outside_tab.lock);
 }
 #endif
 
