@@ -126,6 +126,7 @@ shared_stop() {
 # Any other file shares the pinned set and the daemon init.sh runs.
 run_suite() {
 	echo "SUITE-START $(uname -r)" >"$SBX_RESULTS"
+	echo "== $(uname -r): $(cat /proc/cmdline)" >/dev/console
 	own= pinned= shared=
 	for t in /sbx/tests/e2e/[0-9]*.sh /sbx/tests/escape/[0-9]*.sh; do
 		name=$(basename "$t" .sh)
