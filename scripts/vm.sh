@@ -10,7 +10,7 @@
 #   scripts/vm.sh bench [KERNEL]         run the benchmarks (bench/*.sh, SBX_BENCH_ONLY) in the VM
 #   scripts/vm.sh btf   KERNEL           the path of KERNEL's BTF (raw), fetching it if needed
 #   scripts/vm.sh list                   the kernels this rig knows
-#   scripts/vm.sh crash CONSOLE_LOG      what the rig makes of a guest that died: resumed, the emulator's fault
+#   scripts/vm.sh crash CONSOLE_LOG      whether the rig resumes after a guest that died so, and why
 #
 # KERNEL is 6.1 (Debian 12, bookworm), 6.12 (Debian 13, trixie) or 7.x (Debian's
 # newest, trixie-backports), each resolved to the newest package of its suite at
@@ -40,20 +40,36 @@ VM_TIMEOUT=${SBX_VM_TIMEOUT:-3000}     # whole boot+suite, seconds (wall)
 TEST_TIMEOUT=${SBX_TEST_TIMEOUT:-480}  # one test file, seconds (guest)
 VM_MEM=${SBX_VM_MEM:-2048}
 VM_SMP=${SBX_VM_SMP:-2}
-# The vCPU of test and demo guests: QEMU's "max" less CMPXCHG16B. QEMU 7.2
-# (Debian 12's) computes the flags of an emulated cmpxchg16b from a stale
-# record of the last flag-setting operation: the instruction's RFLAGS can
-# come out as the low half of whatever value that operation left, TF, DF, AC
-# and reserved bits included (after `add` of 0xff279d1ffca62d50 and then
-# cmpxchg16b, hardware's RFLAGS are 0x2c7 and qemu-x86_64 7.2's 0xfca62f52).
-# The guest kernel's SLUB fast path does exactly that on every allocation,
-# and an interrupt that lands before the next flag-setting instruction
-# saves those flags and restores them, DF and TF set, into kernel code: a
-# 6.12 guest died so in a kmalloc (GPF, EFLAGS: fca62f52) with none of our
-# programs involved. Without CX16 the kernel allocates through its
-# emulation of the double-word compare-and-swap instead. Benchmarks keep
-# "max" (their instruction counts stay comparable with earlier runs).
-VM_CPU=${SBX_VM_CPU:-max,-cx16}
+# The vCPU of test and demo guests (guest_cpu): QEMU's "max", less
+# CMPXCHG16B where the kernel can do without it. QEMU 7.2 (Debian 12's)
+# computes the flags of an emulated cmpxchg16b from a stale record of the
+# last flag-setting operation: RFLAGS can come out as the low half of
+# whatever value that operation left, TF, DF, AC and reserved bits included
+# (after `add` of 0xff279d1ffca62d50 and then cmpxchg16b, hardware's RFLAGS
+# are 0x2c7 and qemu-x86_64 7.2's 0xfca62f52). A guest kernel's SLUB fast
+# path does exactly that on every allocation, and an interrupt that lands
+# before the next flag-setting instruction saves those flags and restores
+# them, DF and TF set, into kernel code: a 6.12 guest died so in a kmalloc
+# (GPF, EFLAGS: fca62f52). Without CX16 the kernel allocates through its
+# emulation of the double-word compare-and-swap instead. But from 6.18 BPF
+# local storage (task and inode storage) allocates with kmalloc_nolock(),
+# which fails outright on a CPU without cmpxchg16b: those kernels keep it,
+# and a guest the emulator kills so is resumed (tcg_patch_race).
+# SBX_VM_CPU overrides the choice. Benchmarks keep "max" (their instruction
+# counts stay comparable with earlier runs).
+guest_cpu() {
+	local rel=$1 maj min
+	if [ -n "${SBX_VM_CPU:-}" ]; then
+		echo "$SBX_VM_CPU"
+		return
+	fi
+	IFS=. read -r maj min _ <<<"$rel"
+	if [ "$maj" -gt 6 ] || { [ "$maj" -eq 6 ] && [ "${min%%[!0-9]*}" -ge 18 ]; }; then
+		echo max
+	else
+		echo max,-cx16
+	fi
+}
 
 ROOTFS_SUITE=bookworm
 # What the guest needs beyond minbase. Changing this list rebuilds the rootfs.
@@ -271,7 +287,7 @@ make_overlay() {
 	chmod +x "$stage/sbx/init"
 	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\nexport SBX_KERNEL_RELEASE=%s\nexport SBX_VM_CPU=%q\n' \
 		"$mode" "$TEST_TIMEOUT" "${SBX_TESTS:-}" "$(cat "$KDIR/release")" \
-		"$([ "${SBX_VM_KVM:-0}" = 1 ] && echo host || echo "$VM_CPU")" >"$stage/sbx/config"
+		"$([ "${SBX_VM_KVM:-0}" = 1 ] && echo host || guest_cpu "$(cat "$KDIR/release")")" >"$stage/sbx/config"
 	local v
 	for v in SBX_BENCH_ONLY SBX_BENCH_ROUNDS SBX_BENCH_SECONDS SBX_BENCH_TIMEOUT SBX_BENCH_OPEN_MODES \
 		SBX_BENCH_CLOCK SBX_BENCH_ITERATIONS SBX_BENCH_COST_CONDS SBX_BENCH_COST_LOOPS SBX_BENCH_COST_PROFILE SBX_BENCH_STARTUP_LIBBPF \
@@ -285,8 +301,9 @@ make_overlay() {
 
 # Boot kernel $1 in mode $2 (test|shell|demo|bench); results land in $OUT/$1/.
 boot() {
-	local k=$1 mode=$2 dir=$OUT/$1 initrd accel=(-accel tcg -cpu "$VM_CPU")
+	local k=$1 mode=$2 dir=$OUT/$1 initrd accel
 	fetch_kernel "$k"
+	accel=(-accel tcg -cpu "$(guest_cpu "$(cat "$KDIR/release")")")
 	fetch_rootfs
 	mkdir -p "$dir"
 	rm -f "$dir"/{console.log,results.txt}
@@ -332,20 +349,6 @@ boot() {
 	return 0
 }
 
-# ": the emulator's fault" when an oops in console log $1 shows RFLAGS with
-# a reserved bit (22-63) set: no x86 CPU saves such flags, whatever the
-# guest ran (VM_CPU says how QEMU 7.2 made some). Still a failure.
-emulator_fault() {
-	local f
-	[ -f "$1" ] || return 0
-	for f in $(tr -d '\r' <"$1" 2>/dev/null | grep -o 'EFLAGS: [0-9a-f]*' | cut -d' ' -f2 | sort -u); do
-		if (((16#$f) >> 22)); then
-			echo ": the emulator's fault, an oops saved RFLAGS $f"
-			return
-		fi
-	done
-}
-
 # Print the guest's result lines for kernel $1, tagged; a suite that did not
 # finish counts as one failure so that a hang or crash is never silent.
 report() {
@@ -355,7 +358,7 @@ report() {
 		tr -d '\r' <"$results" | awk -v k="$k" '$1 == "PASS" || $1 == "FAIL" || $1 == "INFO" { $1 = $1 " [" k "]"; print }'
 	fi
 	if ! grep -q '^SUITE-DONE' "$results" 2>/dev/null; then
-		echo "FAIL [$k] vm/suite-completed (no end marker; see $dir/console.log)$(emulator_fault "$dir/console.log")"
+		echo "FAIL [$k] vm/suite-completed (no end marker; see $dir/console.log)$(bad_rflags "$dir/console.log" | sed 's/^/: an oops saved RFLAGS /;s/$/, which no CPU does: the emulator'"'"'s fault/')"
 		tail -30 "$dir/console.log" 2>/dev/null | sed 's/^/    console: /' >&2
 	fi
 }
@@ -367,21 +370,44 @@ report() {
 # bpf_lsm_file_open while a daemon attached its programs (7.x), and at
 # enqueue_entity while init flipped the CFS-bandwidth key (6.12, 9 s after
 # boot). On hardware the protocol is correct, and a fault of our programs
-# is a page fault or a BUG, never an int3 Oops: only that one is resumed.
+# is a page fault or a BUG, never an int3 Oops: that one is resumed.
 #
 # Also resumed: a guest whose vCPUs report soft lockups. Seen once (6.1,
 # after 19-hook-gaps, sbx-bpf and a sleep each stuck in the kernel), begun
 # while the host ran three 2-vCPU guests on 2 cores, and still spinning long
 # after the others ended; no backtrace at that log level, cause not found.
 # Test guests now panic on a lockup (softlockup_panic=1), which prints it.
+#
+# Also resumed: a guest an oops shows the emulator broke, its saved RFLAGS
+# with a reserved bit (22-63) set, which no x86 CPU saves whatever the
+# guest ran. QEMU 7.2's cmpxchg16b makes such flags (guest_cpu).
+#
 # A resumed boot runs the unfinished files again, so a lockup that comes
 # back is still a FAIL (at most two resumes), and the INFO line names it.
 tcg_patch_race() {
-	grep -q -e 'Oops: int3' -e 'watchdog: BUG: soft lockup' "$1" 2>/dev/null
+	grep -q -e 'Oops: int3' -e 'watchdog: BUG: soft lockup' "$1" 2>/dev/null || [ -n "$(bad_rflags "$1")" ]
+}
+
+# The first RFLAGS with a reserved bit set that console log $1 shows, if any.
+bad_rflags() {
+	local f
+	[ -f "$1" ] || return 0
+	for f in $(tr -d '\r' <"$1" | grep -o 'EFLAGS: [0-9a-f]*' | cut -d' ' -f2); do
+		if (((16#$f) >> 22)); then
+			echo "$f"
+			return
+		fi
+	done
 }
 
 # The console line that made tcg_patch_race say yes, for the INFO line.
 race_line() {
+	local f
+	f=$(bad_rflags "$1")
+	if [ -n "$f" ]; then
+		echo "an oops saved RFLAGS $f, which no CPU does"
+		return
+	fi
 	tr -d '\r' <"$1" | grep -m1 -o -e 'RIP: 0010:[a-z_0-9.]*+0x[0-9a-f]*' -e 'soft lockup - CPU#[0-9]* stuck for [0-9]*s! \[[^]]*\]'
 }
 
@@ -409,7 +435,7 @@ suite() {
 		rest=$(unfinished "$all")
 		[ -n "$rest" ] || break
 		tries=$((tries + 1))
-		echo "INFO vm/resumed after a TCG code-patching race or a lockup ($(race_line "$dir/console.log")); again: $rest" \
+		echo "INFO vm/resumed after a TCG code-patching race, a lockup or the emulator's flags ($(race_line "$dir/console.log")); again: $rest" \
 			>>"$all"
 		cp "$dir/console.log" "$dir/console.$tries.log"
 		SBX_TESTS=$rest boot "$k" test
@@ -465,10 +491,9 @@ main() {
 			! grep -q '^FAIL' "$OUT/${1:-6.12}/results.txt" ;;
 	list) printf '%s\n' "${KERNELS[@]}" ;;
 	crash)
-		# What the rig makes of a guest console log: resumed, or the emulator's fault (tests/host/vm-rig.sh).
+		# Whether the rig resumes after the guest of a console log, and why (tests/host/vm-rig.sh).
 		[ $# -eq 1 ] || die "usage: scripts/vm.sh crash CONSOLE_LOG"
-		tcg_patch_race "$1" && echo "resumed: $(race_line "$1")"
-		emulator_fault "$1" | sed 's/^: //' ;;
+		if tcg_patch_race "$1"; then echo "resumed: $(race_line "$1")"; fi ;;
 	btf)
 		[ $# -eq 1 ] || die "usage: scripts/vm.sh btf KERNEL"
 		fetch_kernel "$1"
