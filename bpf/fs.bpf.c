@@ -589,22 +589,65 @@ static __always_inline int memo_dentry(struct dentry *d, __u64 *parent, __u64 *h
 	return (*seq & 1) || !*parent ? -1 : 0;
 }
 
-enum { MEMO_RUNNING, MEMO_SAME, MEMO_DIFFERS };
+enum { MEMO_RUNNING, MEMO_SAME, MEMO_DIFFERS, MEMO_AT_ROOT };
 
 struct memo_walk {
-	struct dentry *d;
+	struct dentry *td;	/* memo_step_in_mount's: a typed pointer on every kernel */
+	struct dentry *d;	/* memo_step's: typed with plain loads, a number read with helpers (6.1) */
 	struct mount *m;
 	struct mount_link ml;
 	const struct sbx_open_memo *mo;
 	__u64 h1, h2;
-	__u32 state, pad;
+	__u32 state, first;	/* first: memo_step's first step */
 };
 
 /*
- * bpf_loop callback: step @i of the path as it is now, against the
- * memo's: the same dentry, mount crossing or namespace, folded into the
- * digest as resolve.h up_step folded it. Each iteration is one step, so
- * @i is its index (as in walk_record).
+ * bpf_loop callback: step @i of the path while it is still in the file's
+ * own mount, a dentry compared and folded into the digest as resolve.h
+ * up_step folded it. Through typed pointers, from the hook's file down
+ * d_parent: each field is a plain load on every kernel. 6.1 cannot turn a
+ * number back into such a pointer (no bpf_rdonly_cast), so memo_step reads
+ * with helpers there, one call a step, and this loop spares them for the
+ * steps most paths have. At the mount's root it stops (MEMO_AT_ROOT) and
+ * memo_step crosses. Each iteration is one step, so @i is its index.
+ */
+static long memo_step_in_mount(__u32 i, void *ctx)
+{
+	struct memo_walk *w = ctx;
+	const struct sbx_open_memo *mo = w->mo;
+	struct dentry *d = w->td, *parent;
+	__u64 hl, k = i;
+	__u32 seq;
+
+	if (d == w->ml.root) {
+		w->first = i;
+		w->state = MEMO_AT_ROOT;
+		return 1;
+	}
+	w->state = MEMO_DIFFERS;
+	if (!mo || k >= mo->n || k >= SBX_MEMO_STEPS)
+		return 1;
+	seq = d->d_seq.seqcount.sequence;
+	sbx_barrier();
+	parent = d->d_parent;
+	/* hash_len in two halves: 6.1 checks a typed load against the union's first member, hash (x86: the low half). */
+	hl = d->d_name.hash | (__u64)d->d_name.len << 32;
+	sbx_barrier();
+	/* A dentry that is its own parent is a root, not the mount's: not beneath it. */
+	if ((seq & 1) || d->d_seq.seqcount.sequence != seq || !parent || parent == d ||
+	    mo->p[memo_index(k)] != (__u64)d)
+		return 1;
+	walk_fold(&w->h1, &w->h2, hl);
+	walk_fold(&w->h1, &w->h2, seq);
+	w->td = parent;
+	w->state = MEMO_RUNNING;
+	return 0;
+}
+
+/*
+ * bpf_loop callback: step @first + @i of the path from the root of the
+ * file's mount on, against the memo's: a mount crossing, the namespace at
+ * the end, or a dentry of a mount above.
  */
 static long memo_step(__u32 i, void *ctx)
 {
@@ -612,16 +655,14 @@ static long memo_step(__u32 i, void *ctx)
 	const struct sbx_open_memo *mo = w->mo;
 	struct dentry *d = w->d;
 	struct mount *up;
-	__u64 parent, hl, want, k = i;	/* 64 bits: the bound below is then the index's own */
+	__u64 parent, hl, want, k = (__u64)i + w->first;	/* 64 bits: the bound below is then the index's own */
 	__u32 seq;
 
 	w->state = MEMO_DIFFERS;
-	if (!mo || k >= mo->n || k >= SBX_MEMO_STEPS || memo_dentry(d, &parent, &hl, &seq))
+	if (!mo || k >= mo->n || k >= SBX_MEMO_STEPS)
 		return 1;
 	want = mo->p[memo_index(k)];
-	if (d == w->ml.root || (__u64)d == parent) {
-		if (d != w->ml.root)
-			return 1;
+	if (d == w->ml.root) {
 		up = w->ml.parent;
 		if (!up || up == w->m) {	/* the root of the mount tree: its namespace, the end */
 			if (!want || want != (__u64)mount_ns(w->m))
@@ -639,7 +680,7 @@ static long memo_step(__u32 i, void *ctx)
 		if (mount_link(up, &w->ml))
 			return 1;
 	} else {
-		if (want != (__u64)d)
+		if (memo_dentry(d, &parent, &hl, &seq) || (__u64)d == parent || want != (__u64)d)
 			return 1;
 		walk_fold(&w->h1, &w->h2, hl);
 		walk_fold(&w->h1, &w->h2, seq);
@@ -673,12 +714,16 @@ static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 c
 	if ((seq & 1) || mo->cgid != cgid || mo->gen != verdict_gen || mo->mnt != (__u64)vm || !mo->n)
 		return 0;
 	w.mo = mo;
-	w.d = file->f_path.dentry;
+	w.td = file->f_path.dentry;
 	w.m = plain_loads ? AS_KERNEL(mount, real_mount(vm)) : real_mount(vm);
 	w.h1 = SBX_HASH_INIT;
 	w.h2 = SBX_HASH2_INIT;
 	if (mount_link(w.m, &w.ml))
 		return 0;
+	bpf_loop(SBX_MEMO_STEPS, memo_step_in_mount, &w, 0);
+	if (w.state != MEMO_AT_ROOT)
+		return 0;
+	w.d = w.ml.root;
 	bpf_loop(SBX_MEMO_STEPS, memo_step, &w, 0);
 	sbx_barrier();	/* the count again after them: no writer came between */
 	return w.state == MEMO_SAME && MEMO_WORD(mo->seq) == seq;
