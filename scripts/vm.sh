@@ -270,9 +270,10 @@ fetch_rootfs() {
 	rm -rf "$tmp"
 }
 
-# Overlay with the freshly built binary, the test suite, the benchmarks and the guest init.
+# Overlay with the freshly built binary, the test suite, the benchmarks and the
+# guest init, for a guest in mode $2 on QEMU vCPU model $3.
 make_overlay() {
-	local dst=$1 mode=$2 stage
+	local dst=$1 mode=$2 cpu=$3 stage
 	[ -x "$BUILD/sbx-bpf" ] || die "$BUILD/sbx-bpf not built (run make)"
 	stage=$(mktemp -d)
 	mkdir -p "$stage/sbx/bin" "$stage/sbx/tests"
@@ -287,7 +288,7 @@ make_overlay() {
 	chmod +x "$stage/sbx/init"
 	printf 'SBX_MODE=%s\nSBX_TEST_TIMEOUT=%s\nSBX_TESTS=%q\nexport SBX_KERNEL_RELEASE=%s\nexport SBX_VM_CPU=%q\n' \
 		"$mode" "$TEST_TIMEOUT" "${SBX_TESTS:-}" "$(cat "$KDIR/release")" \
-		"$([ "${SBX_VM_KVM:-0}" = 1 ] && echo host || guest_cpu "$(cat "$KDIR/release")")" >"$stage/sbx/config"
+		"$cpu" >"$stage/sbx/config"
 	local v
 	for v in SBX_BENCH_ONLY SBX_BENCH_ROUNDS SBX_BENCH_SECONDS SBX_BENCH_TIMEOUT SBX_BENCH_OPEN_MODES \
 		SBX_BENCH_CLOCK SBX_BENCH_ITERATIONS SBX_BENCH_COST_CONDS SBX_BENCH_COST_LOOPS SBX_BENCH_COST_PROFILE SBX_BENCH_STARTUP_LIBBPF \
@@ -301,27 +302,32 @@ make_overlay() {
 
 # Boot kernel $1 in mode $2 (test|shell|demo|bench); results land in $OUT/$1/.
 boot() {
-	local k=$1 mode=$2 dir=$OUT/$1 initrd accel
+	local k=$1 mode=$2 dir=$OUT/$1 initrd accel cpu smp=$VM_SMP
 	fetch_kernel "$k"
-	accel=(-accel tcg -cpu "$(guest_cpu "$(cat "$KDIR/release")")")
-	fetch_rootfs
-	mkdir -p "$dir"
-	rm -f "$dir"/{console.log,results.txt}
-	initrd=$dir/initrd.cpio
-	make_overlay "$dir/overlay.cpio" "$mode"
-	cat "$ROOTFS" "$KDIR/modules.cpio" "$dir/overlay.cpio" >"$initrd"
+	cpu=$(guest_cpu "$(cat "$KDIR/release")")
+	accel=(-accel tcg)
 	# KVM on these machines needs special guests and hangs Debian kernels; only
 	# use it when asked to.
-	[ "${SBX_VM_KVM:-0}" = 1 ] && accel=(-accel kvm -cpu host)
+	if [ "${SBX_VM_KVM:-0}" = 1 ]; then
+		accel=(-accel kvm)
+		cpu=host
+	fi
 	# Benchmarks count instructions: with -icount shift=0,sleep=off the guest
 	# clock advances 1 ns per guest instruction (one vCPU), so a benchmark's
 	# ns/op is instructions/op, reproducible to well under 1 %.
 	# SBX_BENCH_CLOCK=wall measures emulated time instead (ratios only).
-	local smp=$VM_SMP
 	if [ "$mode" = bench ] && [ "${SBX_BENCH_CLOCK:=icount}" = icount ]; then
-		accel=(-accel tcg -icount shift=0,sleep=off -cpu max)
+		accel=(-accel tcg -icount shift=0,sleep=off)
+		cpu=max
 		smp=1
 	fi
+	accel+=(-cpu "$cpu")
+	fetch_rootfs
+	mkdir -p "$dir"
+	rm -f "$dir"/{console.log,results.txt}
+	initrd=$dir/initrd.cpio
+	make_overlay "$dir/overlay.cpio" "$mode" "$cpu"
+	cat "$ROOTFS" "$KDIR/modules.cpio" "$dir/overlay.cpio" >"$initrd"
 	# A test guest whose vCPU reports a soft lockup panics at once: panic()
 	# turns the console verbose and prints the stuck CPU's stack (the watchdog
 	# fires on that CPU), which loglevel=4 hides from the lockup report
@@ -474,7 +480,7 @@ main() {
 		boot "${1:-6.12}" "$cmd"
 		if ! grep -q '^SUITE-DONE' "$OUT/${1:-6.12}/results.txt" 2>/dev/null &&
 			tcg_patch_race "$OUT/${1:-6.12}/console.log"; then
-			log "the guest hit TCG's int3 patching race (not sbx-bpf's; see console.0.log): booting again"
+			log "the emulator broke the guest ($(race_line "$OUT/${1:-6.12}/console.log"); not sbx-bpf's, see console.0.log): booting again"
 			cp "$OUT/${1:-6.12}/console.log" "$OUT/${1:-6.12}/console.0.log"
 			boot "${1:-6.12}" "$cmd"
 		fi
