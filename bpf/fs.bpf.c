@@ -549,9 +549,25 @@ struct {
 #define MEMO_WORD(w)	(*(volatile __u32 *)&(w))
 
 /*
- * @d's parent, name hash and length, and rename count, for memo_step:
- * 0, or -1 when they cannot be read or a rename is moving @d. With plain
- * loads, the count is read before and after. With helper reads, one read
+ * @d's parent, name hash and length, and rename count through plain loads
+ * (@d a typed pointer: on 6.1, only one reached from the hook's file): 0,
+ * or -1 when a rename is moving @d. The count is read before and after.
+ * hash_len in two halves: 6.1 checks a typed load against the union's
+ * first member, hash (x86: the low half).
+ */
+static __always_inline int memo_dentry_loads(struct dentry *d, struct dentry **parent, __u64 *hl, __u32 *seq)
+{
+	*seq = d->d_seq.seqcount.sequence;
+	sbx_barrier();
+	*parent = d->d_parent;
+	*hl = d->d_name.hash | (__u64)d->d_name.len << 32;
+	sbx_barrier();
+	return (*seq & 1) || d->d_seq.seqcount.sequence != *seq || !*parent ? -1 : 0;
+}
+
+/*
+ * The same for memo_step, whose @d is a number on 6.1. With plain loads,
+ * memo_dentry_loads. With helper reads, one read
  * copies all three where they sit together (every kernel of the matrix),
  * the count first, at the lowest address: not a snapshot, but a rename
  * that lands during the copy leaves the count it had before and a parent
@@ -567,12 +583,11 @@ static __always_inline int memo_dentry(struct dentry *d, __u64 *parent, __u64 *h
 	__u64 buf[6];
 
 	if (plain_loads) {
-		*seq = d->d_seq.seqcount.sequence;
-		sbx_barrier();
-		*parent = (__u64)d->d_parent;
-		*hl = d->d_name.hash_len;
-		sbx_barrier();
-		return (*seq & 1) || d->d_seq.seqcount.sequence != *seq || !*parent ? -1 : 0;
+		struct dentry *p;
+		int res = memo_dentry_loads(d, &p, hl, seq);
+
+		*parent = (__u64)p;
+		return res;
 	}
 	if (par_off > base && name_off > base && par_off - base <= 40 && name_off - base <= 40 &&
 	    !(par_off & 7) && !(name_off & 7)) {
@@ -627,15 +642,8 @@ static long memo_step_in_mount(__u32 i, void *ctx)
 	w->state = MEMO_DIFFERS;
 	if (!mo || k >= mo->n || k >= SBX_MEMO_STEPS)
 		return 1;
-	seq = d->d_seq.seqcount.sequence;
-	sbx_barrier();
-	parent = d->d_parent;
-	/* hash_len in two halves: 6.1 checks a typed load against the union's first member, hash (x86: the low half). */
-	hl = d->d_name.hash | (__u64)d->d_name.len << 32;
-	sbx_barrier();
 	/* A dentry that is its own parent is a root, not the mount's: not beneath it. */
-	if ((seq & 1) || d->d_seq.seqcount.sequence != seq || !parent || parent == d ||
-	    mo->p[memo_index(k)] != (__u64)d)
+	if (memo_dentry_loads(d, &parent, &hl, &seq) || parent == d || mo->p[memo_index(k)] != (__u64)d)
 		return 1;
 	walk_fold(&w->h1, &w->h2, hl);
 	walk_fold(&w->h1, &w->h2, seq);

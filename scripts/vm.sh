@@ -359,12 +359,13 @@ boot() {
 # finish counts as one failure so that a hang or crash is never silent.
 report() {
 	local k=$1 dir=$OUT/$1
-	local results=$dir/results.txt
+	local results=$dir/results.txt f
 	if [ -f "$results" ]; then
 		tr -d '\r' <"$results" | awk -v k="$k" '$1 == "PASS" || $1 == "FAIL" || $1 == "INFO" { $1 = $1 " [" k "]"; print }'
 	fi
 	if ! grep -q '^SUITE-DONE' "$results" 2>/dev/null; then
-		echo "FAIL [$k] vm/suite-completed (no end marker; see $dir/console.log)$(bad_rflags "$dir/console.log" | sed 's/^/: an oops saved RFLAGS /;s/$/, which no CPU does: the emulator'"'"'s fault/')"
+		f=$(bad_rflags "$dir/console.log")
+		echo "FAIL [$k] vm/suite-completed (no end marker; see $dir/console.log)${f:+: an oops saved RFLAGS $f, which no CPU does: the emulator is at fault}"
 		tail -30 "$dir/console.log" 2>/dev/null | sed 's/^/    console: /' >&2
 	fi
 }
