@@ -19,7 +19,11 @@
  *                          the inode exists, so no empty file is left
  *   lsm/path_mkdir         write: the new directory
  *   lsm/path_rmdir         write: the directory removed
- *   lsm/path_unlink        write: the name removed
+ *   lsm/path_unlink        write: the name removed. This hook and
+ *                          path_mknod, when they allow without a word, leave
+ *                          a directory memo on the directory's inode: the
+ *                          next write there from the same cgroup, nothing
+ *                          changed since, matches only its own name (below)
  *   lsm/path_symlink       write: the new link (its target is judged when used)
  *   lsm/path_link          write: the new name; and the existing file must be
  *                          readable and writable, so a hard link can neither
@@ -699,30 +703,23 @@ static long memo_step(__u32 i, void *ctx)
 }
 
 /*
- * 1 when @file (read-only, by a task of cgroup @cgid) is of an inode whose
- * memo still holds: its path is the one judged, under the same sandboxes
- * and rules. In a frame of its own: file_open's judging path already uses
- * the stack the verifier allows (6.1).
+ * The memo's words before its walk (@seq its count, read first): made by a
+ * task of cgroup @cgid, nothing changed since, the object in mount @vm.
  */
-static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 cgid)
+static __always_inline bool memo_head_holds(const struct sbx_open_memo *mo, __u32 seq, __u64 cgid,
+					    struct vfsmount *vm)
 {
-	struct sbx_open_memo *mo;
-	struct memo_walk w = {};
-	struct vfsmount *vm;
-	__u32 seq;
+	return !(seq & 1) && mo->cgid == cgid && mo->gen == verdict_gen && mo->mnt == (__u64)vm && mo->n;
+}
 
-	if (!inode || !file)
-		return 0;
-	mo = bpf_inode_storage_get(&open_memo, inode, NULL, 0);
-	if (!mo)
-		return 0;
-	seq = MEMO_WORD(mo->seq);
-	sbx_barrier();	/* the count before the memo's words */
-	vm = file->f_path.mnt;
-	if ((seq & 1) || mo->cgid != cgid || mo->gen != verdict_gen || mo->mnt != (__u64)vm || !mo->n)
-		return 0;
+/* 1 when the path from dentry @d in mount @vm (typed pointers) is, step for step, the one @mo recorded. */
+static __always_inline int memo_path_holds(const struct sbx_open_memo *mo, struct dentry *d,
+					   struct vfsmount *vm)
+{
+	struct memo_walk w = {};
+
 	w.mo = mo;
-	w.td = file->f_path.dentry;
+	w.td = d;
 	w.m = plain_loads ? AS_KERNEL(mount, real_mount(vm)) : real_mount(vm);
 	w.h1 = SBX_HASH_INIT;
 	w.h2 = SBX_HASH2_INIT;
@@ -733,8 +730,48 @@ static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 c
 		return 0;
 	w.d = w.ml.root;
 	bpf_loop(SBX_MEMO_STEPS, memo_step, &w, 0);
+	return w.state == MEMO_SAME;
+}
+
+/*
+ * 1 when @file (read-only, by a task of cgroup @cgid) is of an inode whose
+ * memo still holds: its path is the one judged, under the same sandboxes
+ * and rules. In a frame of its own: file_open's judging path already uses
+ * the stack the verifier allows (6.1).
+ */
+static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 cgid)
+{
+	struct sbx_open_memo *mo;
+	int same;
+	__u32 seq;
+
+	if (!inode || !file)
+		return 0;
+	mo = bpf_inode_storage_get(&open_memo, inode, NULL, 0);
+	if (!mo)
+		return 0;
+	seq = MEMO_WORD(mo->seq);
+	sbx_barrier();	/* the count before the memo's words */
+	if (!memo_head_holds(mo, seq, cgid, file->f_path.mnt))
+		return 0;
+	same = memo_path_holds(mo, file->f_path.dentry, file->f_path.mnt);
 	sbx_barrier();	/* the count again after them: no writer came between */
-	return w.state == MEMO_SAME && MEMO_WORD(mo->seq) == seq;
+	return same && MEMO_WORD(mo->seq) == seq;
+}
+
+/* The walk recorded in @s, as of verdict_gen @gen for a task of cgroup @cgid, into @mo (whose lock the caller holds). */
+static __always_inline void memo_record(struct sbx_open_memo *mo, struct sbx_scratch *s, __u64 gen, __u64 cgid,
+					__u32 n)
+{
+	mo->cgid = cgid;
+	mo->gen = gen;
+	mo->mnt = s->walk.arg_m;
+	mo->h1 = s->walk.rec_h1;
+	mo->h2 = s->walk.rec_h2;
+	mo->n = n;
+	/* One helper call, not SBX_MEMO_STEPS stores in every program that keeps a memo: a miss's cost. */
+	if (bpf_probe_read_kernel(mo->p, sizeof(mo->p), s->walk.rec_p))
+		mo->n = 0;	/* never (map memory to map memory); and then it holds nothing */
 }
 
 /*
@@ -761,15 +798,7 @@ static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u
 		return;
 	MEMO_WORD(mo->seq) = mo->seq + 1;	/* odd: readers stay away */
 	sbx_barrier();
-	mo->cgid = cgid;
-	mo->gen = gen;
-	mo->mnt = s->walk.arg_m;
-	mo->h1 = s->walk.rec_h1;
-	mo->h2 = s->walk.rec_h2;
-	mo->n = n;
-#pragma unroll
-	for (int k = 0; k < SBX_MEMO_STEPS; k++)
-		mo->p[k] = s->walk.rec_p[k];
+	memo_record(mo, s, gen, cgid, n);
 	sbx_barrier();
 	MEMO_WORD(mo->seq) = mo->seq + 1;
 	sbx_unlock(&mo->lock);
@@ -837,24 +866,24 @@ static __always_inline __u32 file_need(struct file *file)
 
 /*
  * After path_mknod: @keep when it allowed this task to create the regular
- * file whose dentry and mount resolve() stored in @s, and reported nothing.
- * Then remember it for the open that creates it (created_here); otherwise
+ * file of dentry @dentry in mount @mnt, and reported nothing. Then
+ * remember it for the open that creates it (created_here); otherwise
  * forget what an earlier call left. In a frame of its own, as
  * fd_use_remember.
  */
-static __noinline void created_remember(struct sbx_scratch *s, bool keep)
+static __noinline void created_remember(__u64 dentry, __u64 mnt, bool keep)
 {
 	/* Made here when there is something to keep: without memory, the open is judged again. */
 	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
 						   keep ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 
-	if (!t || !s)
+	if (!t)
 		return;
 	t->created.until = 0;
 	if (!keep)
 		return;
-	t->created.dentry = s->walk.arg_d;
-	t->created.mnt = s->walk.arg_m;
+	t->created.dentry = dentry;
+	t->created.mnt = mnt;
 	t->created.cgid = bpf_get_current_cgroup_id();
 	t->created.until = bpf_ktime_get_ns() + CREATE_WINDOW_NS;
 }
@@ -887,6 +916,179 @@ static __noinline int created_here(struct file *file)
 	      t->created.cgid == id && bpf_ktime_get_ns() < t->created.until;
 	t->created.until = 0;
 	return hit;
+}
+
+/* --- the directory memo: a directory's judging, remembered for the writes in it -- */
+
+/*
+ * docs/design.md, "The directory memo". A write in a directory (a file
+ * created or removed there) was judged from its whole path; the path's
+ * directory part is the same for every name in it. So after a write was
+ * allowed without a word, by a chain of one sandbox, the directory's
+ * inode keeps the directory's walk (as an open memo holds a file's: the
+ * same steps, digest, cgroup and generation) and the matcher's state at
+ * the end of its path. The next write there by a task of the same cgroup
+ * walks the directory again without names (memo_path_holds) and matches
+ * its one name on from that state (fs_match, FS_MATCH_RESUME): the
+ * verdict the whole path gets. Only one that says nothing (allowed, no
+ * event) is taken from it; a denial, a grant's use or anything else is
+ * judged again from the start, which builds the path its event needs.
+ */
+struct dir_memo {
+	struct sbx_open_memo path;	/* the directory's: its seq and lock cover the whole memo */
+	struct fs_state st;		/* the matcher at its path's end; st.base: where a name starts */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_INODE_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct dir_memo);
+} dir_memo SEC(".maps");
+_Static_assert(sizeof(struct dir_memo) == 376, "docs/design.md gives a directory memo's size");
+
+/* The memo's matcher state into a work slot, 8 bytes at a time: on every write the memo allows, so no helper call. */
+static __always_inline void fs_state_copy(struct fs_state *to, const struct fs_state *from)
+{
+	_Static_assert(sizeof(struct fs_state) % 8 == 0, "fs_state: whole words");
+#pragma unroll
+	for (int k = 0; k < sizeof(struct fs_state) / 8; k++)
+		((__u64 *)to)[k] = ((const __u64 *)from)[k];
+}
+
+enum { DIR_MEMO_JUDGE, DIR_MEMO_ALLOWS, DIR_MEMO_NONE };
+
+/*
+ * What the directory memo says of @op (a write) of @dentry in directory
+ * @dir (@dinode its inode), by a task of cgroup @cgid: DIR_MEMO_ALLOWS
+ * when the directory's path is still the one judged, under the same
+ * sandbox and rules, and its name, matched on from the memo's state, says
+ * nothing; DIR_MEMO_NONE when, as of now, it keeps none for this cgroup
+ * (dir_memo_keep's marker): judge, and do not try keeping one again;
+ * DIR_MEMO_JUDGE otherwise. A frame of its own, as memo_holds.
+ */
+static __noinline int dir_memo_says(struct inode *dinode, const struct path *dir, struct dentry *dentry,
+				    __u32 op, __u64 cgid)
+{
+	struct sbx_scratch *s;
+	struct dir_memo *dm;
+	__u32 seq, len, rule;
+	int says = DIR_MEMO_JUDGE;
+
+	if (!dinode || !dir || !dentry)
+		return DIR_MEMO_JUDGE;
+	dm = bpf_inode_storage_get(&dir_memo, dinode, NULL, 0);
+	if (!dm)
+		return DIR_MEMO_JUDGE;
+	seq = MEMO_WORD(dm->path.seq);
+	sbx_barrier();	/* the count before the memo's words */
+	if (!dm->path.n && !(seq & 1) && dm->path.cgid == cgid && dm->path.gen == verdict_gen)
+		return DIR_MEMO_NONE;
+	if (!memo_head_holds(&dm->path, seq, cgid, dir->mnt) || !memo_path_holds(&dm->path, dir->dentry, dir->mnt))
+		return DIR_MEMO_JUDGE;
+	s = work_get();
+	if (!s)
+		return DIR_MEMO_JUDGE;
+	fs_state_copy(&s->match, &dm->st);
+	sbx_barrier();	/* the count again after everything taken from it */
+	len = dentry->d_name.len;
+	barrier_var(len);	/* masked after the load: 6.1 loses a range test the compiler folds */
+	len &= SBX_NAME_MAX;
+	if (MEMO_WORD(dm->path.seq) == seq && len && len == dentry->d_name.len &&
+	    !bpf_probe_read_kernel(s->walk.b, len, dentry->d_name.name)) {
+		fs_match((struct sbx_path *)s->walk.b, len, s->match.policy_id, s->match.mask | FS_MATCH_RESUME,
+			 &s->match);
+		if (!fs_says(&s->match.v, &op, NEED_WRITE, &rule))
+			says = DIR_MEMO_ALLOWS;
+	}
+	work_put(s);
+	return says;
+}
+
+/*
+ * After a write in directory @dir (@dinode) was allowed without a word by
+ * @s's chain (verdict_gen @gen, a task of cgroup @cgid): remember the
+ * directory's walk and the matcher's state at its end, when the chain is
+ * one sandbox. Paid once per directory and generation; procfs is left
+ * out, where a write depends on whose /proc/<pid> the name is under
+ * (kernel_fs), not on the path alone. Where no memo can be kept (a path
+ * of more than SBX_MEMO_STEPS steps, one that does not resolve, a state an
+ * entry that expires said something in), a marker says so for this
+ * cgroup and generation: the writes there are judged without a second
+ * walk each.
+ */
+static __noinline void dir_memo_keep(struct inode *dinode, const struct path *dir, struct sbx_scratch *s,
+				     __u64 gen, __u64 cgid)
+{
+	const struct sbx_sb_copy *sb;
+	struct walk_buf *walk;
+	struct dir_memo *dm;
+	__u32 n = 0;
+
+	if (!dinode || !dir || !s || s->chain.n != 1 ||
+	    BPF_CORE_READ(dir, dentry, d_sb, s_magic) == PROC_SUPER_MAGIC)
+		return;
+	walk = &s->walk;
+	walk->rec_want = 1;
+	if (resolve(dir->dentry, dir->mnt, walk, NULL, NULL) == PATH_RESOLVED && walk->rec_ok &&
+	    walk->rec_n <= SBX_MEMO_STEPS) {
+		sb = &s->chain.sb[0];
+		fs_match((struct sbx_path *)(walk->b + (walk->start & (SBX_PATH_MAX - 1))), walk->len,
+			 sb->policy_id, match_mask(sb->any_depth_mask, NEED_WRITE), &s->match);
+		if (!s->match.stop && !s->match.expiring)
+			n = walk->rec_n;
+	}
+	if (bpf_get_current_cgroup_id() != cgid)
+		return;
+	/* Where a name in it starts: after "/" for the root, after "/dir/" otherwise. */
+	s->match.base = walk->len == 1 ? 1 : walk->len + 1;
+	dm = bpf_inode_storage_get(&dir_memo, dinode, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!dm || !sbx_trylock(&dm->path.lock))
+		return;
+	MEMO_WORD(dm->path.seq) = dm->path.seq + 1;	/* odd: readers stay away */
+	sbx_barrier();
+	memo_record(&dm->path, s, gen, cgid, n);	/* n 0: the marker */
+	if (n && bpf_probe_read_kernel(&dm->st, sizeof(dm->st), &s->match))
+		dm->path.n = 0;	/* never (map memory to map memory); and then it allows nothing */
+	sbx_barrier();
+	MEMO_WORD(dm->path.seq) = dm->path.seq + 1;
+	sbx_unlock(&dm->path.lock);
+}
+
+/*
+ * A write @op of @dentry in directory @dir (@dinode its inode, a trusted
+ * pointer for inode storage): by the directory's memo if it holds, else
+ * judged, and then the memo kept. @created: path_mknod of a regular file,
+ * whose open is then not judged again (created_here); any other mknod
+ * forgets what an earlier one left.
+ */
+static __always_inline int judge_in_dir(struct inode *dinode, const struct path *dir, struct dentry *dentry,
+					__u32 op, int created)
+{
+	/* Read before the chain is taken, as the cgroup id is (judge_fd says why). */
+	__u64 gen = verdict_gen, id;
+	JUDGE(j);
+	int res, says;
+
+	if (outside_id(&id))
+		return 0;
+	says = dir_memo_says(dinode, dir, dentry, op, id);
+	if (says == DIR_MEMO_ALLOWS) {
+		if (created >= 0)
+			created_remember((__u64)dentry, (__u64)dir->mnt, created);
+		return 0;
+	}
+	res = judge_begin_as(&j, true);
+	if (res <= 0)
+		return res;
+	j.s->emitted = 0;
+	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
+	res = judge_path(&j, res, dentry, op, NEED_WRITE);
+	if (created >= 0)
+		created_remember((__u64)dentry, (__u64)dir->mnt, created && !res && !j.s->emitted);
+	if (!res && !j.s->emitted && says == DIR_MEMO_JUDGE)
+		dir_memo_keep(dinode, dir, j.s, gen, id);
+	return res;
 }
 
 SBX_LSM(file_open, fs_file_open, struct file *file)
@@ -967,24 +1169,22 @@ SBX_LSM(file_permission, fs_file_permission, struct file *file, int mask)
 SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev)
 {
-	JUDGE(j);
-	int res;
+	struct inode *dinode = dir->dentry->d_inode;	/* trusted, for the directory memo's inode storage */
 
 	dir = UNTRUSTED(path, dir);
+	dentry = UNTRUSTED(dentry, dentry);
 	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
 		/* A new device node would open any device under a writable name. */
 		return deny_object(dentry, dir->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
-	res = judge_begin(&j);
-	if (res <= 0)
-		return res;
-	j.s->emitted = 0;
-	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
-	res = judge_path(&j, res, dentry, SBX_OP_CREATE, NEED_WRITE);
 	/* A regular file allowed without a word (no audit, no grant): its open need not ask again. */
-	created_remember(j.s, !res && !j.s->emitted && (mode & S_IFMT) == S_IFREG);
-	return res;
+	return judge_in_dir(dinode, dir, dentry, SBX_OP_CREATE, (mode & S_IFMT) == S_IFREG);
 }
 
+/*
+ * mkdir and rmdir are judged whole each time: the directory memo would
+ * add its code to two more programs, which every load without a daemon
+ * verifies, for calls far rarer than a file's create and unlink.
+ */
 SBX_LSM(path_mkdir, fs_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode)
 {
 	dir = UNTRUSTED(path, dir);
@@ -999,8 +1199,11 @@ SBX_LSM(path_rmdir, fs_path_rmdir, const struct path *dir, struct dentry *dentry
 
 SBX_LSM(path_unlink, fs_path_unlink, const struct path *dir, struct dentry *dentry)
 {
+	struct inode *dinode = dir->dentry->d_inode;
+
 	dir = UNTRUSTED(path, dir);
-	return judge_one(dentry, dir->mnt, SBX_OP_UNLINK, NEED_WRITE);
+	dentry = UNTRUSTED(dentry, dentry);
+	return judge_in_dir(dinode, dir, dentry, SBX_OP_UNLINK, -1);
 }
 
 SBX_LSM(path_symlink, fs_path_symlink, const struct path *dir, struct dentry *dentry,

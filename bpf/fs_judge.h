@@ -32,7 +32,6 @@ static __always_inline void walk_to_event(struct walk_buf *walk, struct sbx_even
 	ev->path_len = len;
 }
 
-#ifdef SBX_EXTENSION
 /*
  * The any-depth pattern sizes to look up: a read-only check needs only the
  * read rules' (the mandatory set is about writes), which keeps the common
@@ -51,20 +50,14 @@ static __always_inline bool grant_rule(__u32 rule)
 }
 
 /*
- * What the policy of the sandbox @j judges for says about the path in the
- * walk buffer: 1 (denied: *@rule, and *@op turned into "read" when reading
- * was what a write-open was refused for), 2 (allowed by a live grant,
- * *@rule), or 0.
+ * What verdict @v says of @op asking @need: 0 nothing (allowed, no word);
+ * 1 denied (*@rule, and *@op turned into "read" when reading was what a
+ * write-open was refused for); 2 allowed by a live grant, whose use is
+ * reported (*@rule); 3 denied as a leading part of a mandatory pattern
+ * (*@rule). For the judge below and the directory memo's (fs.bpf.c).
  */
-static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u32 *rule)
+static __always_inline int fs_says(const struct fs_verdict *v, __u32 *op, __u32 need, __u32 *rule)
 {
-	struct walk_buf *walk = &j->s->walk;
-	struct fs_verdict *v = &j->s->match.v;	/* scratch, not stack: the hooks' frames are full */
-
-	j->s->ev.flags &= ~SBX_EV_DIRECTORY_ONLY;
-	/* Matched where the walk built it; copied into the event only for a denial. */
-	fs_match_run((struct sbx_path *)(walk->b + (walk->start & (SBX_PATH_MAX - 1))), walk->len,
-		 j->sb->policy_id, match_mask(j->sb->any_depth_mask, need), &j->s->match);
 	if ((need & NEED_READ) && v->read_deny) {
 		*op = *op == SBX_OP_WRITE ? SBX_OP_READ : *op;
 		*rule = v->read_rule;
@@ -82,11 +75,9 @@ static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u
 	 */
 	if (v->guard_mandatory && (*op == SBX_OP_CREATE || *op == SBX_OP_SYMLINK || *op == SBX_OP_WRITE ||
 				  *op == SBX_OP_TRUNCATE)) {
-		j->s->ev.flags |= SBX_EV_DIRECTORY_ONLY;
 		*rule = v->guard_rule;
-		return 1;
+		return 3;
 	}
-	/* Allowed by a live grant: its use is reported (2). */
 	if ((need & NEED_WRITE) && grant_rule(v->write_rule)) {
 		*rule = v->write_rule;
 		return 2;
@@ -96,6 +87,31 @@ static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u
 		return 2;
 	}
 	return 0;
+}
+
+#ifdef SBX_EXTENSION
+/*
+ * What the policy of the sandbox @j judges for says about the path in the
+ * walk buffer: 1 (denied: *@rule, and *@op turned into "read" when reading
+ * was what a write-open was refused for), 2 (allowed by a live grant,
+ * *@rule), or 0.
+ */
+static __always_inline int match_one(struct judge *j, __u32 *op, __u32 need, __u32 *rule)
+{
+	struct walk_buf *walk = &j->s->walk;
+	int says;
+
+	j->s->ev.flags &= ~SBX_EV_DIRECTORY_ONLY;
+	/* Matched where the walk built it; copied into the event only for a denial. */
+	fs_match_run((struct sbx_path *)(walk->b + (walk->start & (SBX_PATH_MAX - 1))), walk->len,
+		 j->sb->policy_id, match_mask(j->sb->any_depth_mask, need), &j->s->match);
+	/* scratch, not stack: the hooks' frames are full */
+	says = fs_says(&j->s->match.v, op, need, rule);
+	if (says == 3) {
+		j->s->ev.flags |= SBX_EV_DIRECTORY_ONLY;
+		return 1;
+	}
+	return says;
 }
 
 /*

@@ -37,11 +37,20 @@ struct sbx_path {
 
 #include "fs_verdict.h"
 
+/* fs_match's @mask: @st holds a directory's state, go on from it (fs_match_body). */
+#define FS_MATCH_RESUME	(1u << 31)
+
+/* What a path that cannot be judged gets: everything denied. */
+static __always_inline void fs_deny_all(struct fs_state *st)
+{
+	st->v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, 0 };
+}
+
 /* fs_walk_step's context: on fs_match's stack (6.1's bpf_loop takes no other), the state elsewhere. */
 struct fs_walk {
 	const char *path;	/* SBX_PATH_MAX bytes of map memory */
 	__u32 len;		/* bytes of path, without the NUL */
-	__u32 pad;
+	__u32 base;		/* where path starts in the whole path (fs_state base) */
 	struct fs_state *st;	/* the caller's, in map memory */
 };
 
@@ -90,10 +99,10 @@ static __always_inline bool fs_filter_has(const struct fs_state *w, __u32 len, _
 	return fs_filter[(bit >> 6) & (SBX_FS_FILTER_WORDS - 1)] & (1ULL << (bit & 63));
 }
 
-/* What the entry of one rule key says now, or NULL when there is none. */
-static __always_inline const struct fs_rule_says *fs_rule_get(__u32 policy_id, __u32 len, __u64 h1, __u64 h2)
+/* What the entry of one rule key says now, or NULL when there is none; an entry that expires marks @w. */
+static __always_inline const struct fs_rule_says *fs_rule_get(struct fs_state *w, __u32 len, __u64 h1, __u64 h2)
 {
-	struct sbx_fs_key key = { .policy_id = policy_id, .len = len, .h1 = h1, .h2 = h2 };
+	struct sbx_fs_key key = { .policy_id = w->policy_id, .len = len, .h1 = h1, .h2 = h2 };
 	struct sbx_fs_rule *r = bpf_map_lookup_elem(&fs_rules, &key);
 	__u64 exp;
 	__u32 off;
@@ -109,8 +118,10 @@ static __always_inline const struct fs_rule_says *fs_rule_get(__u32 policy_id, _
 	 */
 	exp = r->expires_ns;
 	off = 0;
-	if (exp)
+	if (exp) {
+		w->expiring = 1;
 		off = FS_MASK(bpf_ktime_get_boot_ns() >= exp) & offsetof(struct sbx_fs_rule, base_read_rule);
+	}
 	return (const struct fs_rule_says *)((const char *)r + off);
 }
 
@@ -130,7 +141,7 @@ __attribute__((noinline)) int fs_any_depth_rule(struct fs_state *w, __u32 len, _
 
 	if (!w)
 		return flags;
-	says = fs_rule_get(w->policy_id, len, h1, h2);
+	says = fs_rule_get(w, len, h1, h2);
 	if (says)
 		fs_hit(&w->hit, &flags, says);
 	return flags;
@@ -192,7 +203,7 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 		w->h2 = sbx_seq_hash(w->h2, w->c2);
 	}
 	if (fs_filter_has(w, prefix_len, w->h1, w->h2)) {
-		const struct fs_rule_says *says = fs_rule_get(w->policy_id, prefix_len, w->h1, w->h2);
+		const struct fs_rule_says *says = fs_rule_get(w, prefix_len, w->h1, w->h2);
 
 		if (says)
 			fs_hit(&w->hit, &flags, says);
@@ -261,7 +272,7 @@ static long fs_walk_step(__u32 i, void *ctx)
 		if (c == '/') {
 			st->c1 = c1;
 			st->c2 = c2;
-			fs_component_end(st, pos);	/* pos == 0: the root, "" */
+			fs_component_end(st, w->base + pos);	/* 0: the root, "" */
 			if (st->stop)
 				return 1;
 			c1 = SBX_HASH_INIT;
@@ -285,6 +296,15 @@ static long fs_walk_step(__u32 i, void *ctx)
  * that the loader replaces with this, verified once in the extension
  * object (shared.bpf.c, SBX_EXTENSION); elsewhere (the host's tests), a
  * global function.
+ *
+ * With FS_MATCH_RESUME in @mask, @st already holds the state at the end of
+ * a directory's path (fs.bpf.c's directory memo), and @p is one name in
+ * it, at @st->base of the whole path: the walk goes on from there, so the
+ * verdict is the one the whole path gets. That the state is of the
+ * sandbox's policy as it is now is the memo's to hold (its generation);
+ * here a state of another policy or mask than the call's, or one whose
+ * walk stopped early, denies everything, as does a name or a whole path
+ * too long.
  */
 static __always_inline int fs_match_body(struct sbx_path *p, __u32 len, __u32 policy_id, __u32 mask,
 					 struct fs_state *st)
@@ -294,26 +314,38 @@ static __always_inline int fs_match_body(struct sbx_path *p, __u32 len, __u32 po
 
 	if (!st)
 		return 0;
-	__builtin_memset(st, 0, sizeof(*st));
-	st->policy_id = policy_id;
-	st->mask = mask;
-	st->h1 = SBX_HASH_INIT;
-	st->h2 = SBX_HASH2_INIT;
-	st->v.read_rule = SBX_RULE_NONE;
-	st->v.write_deny = 1;
-	st->v.write_rule = SBX_RULE_DEFAULT_WRITE;
-	st->v.guard_rule = SBX_RULE_NONE;
-	if (!path || len == 0 || len >= SBX_PATH_MAX || path[0] != '/') {
-		st->v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, 0 };
-		return 0;
+	w.base = 0;
+	if (mask & FS_MATCH_RESUME) {
+		w.base = st->base;
+		if (!path || !len || len > SBX_NAME_MAX || !w.base || w.base + len >= SBX_PATH_MAX ||
+		    st->policy_id != policy_id || st->mask != (mask & ~FS_MATCH_RESUME) || st->stop) {
+			fs_deny_all(st);
+			return 0;
+		}
+		st->c1 = SBX_HASH_INIT;
+		st->c2 = SBX_HASH2_INIT;
+	} else {
+		__builtin_memset(st, 0, sizeof(*st));
+		st->policy_id = policy_id;
+		st->mask = mask;
+		st->h1 = SBX_HASH_INIT;
+		st->h2 = SBX_HASH2_INIT;
+		st->v.read_rule = SBX_RULE_NONE;
+		st->v.write_deny = 1;
+		st->v.write_rule = SBX_RULE_DEFAULT_WRITE;
+		st->v.guard_rule = SBX_RULE_NONE;
+		if (!path || len == 0 || len >= SBX_PATH_MAX || path[0] != '/') {
+			fs_deny_all(st);
+			return 0;
+		}
 	}
 	w.path = path;
 	w.len = len;
-	w.pad = 0;
 	w.st = st;
 	bpf_loop((len + FS_WALK_STRIDE - 1) / FS_WALK_STRIDE, fs_walk_step, &w, 0);
-	if (len > 1 && !st->stop)	/* "/" itself was judged as the empty prefix */
-		fs_component_end(st, len);
+	/* "/" itself was judged as the empty prefix */
+	if ((w.base || len > 1) && !st->stop)
+		fs_component_end(st, w.base + len);
 	st->v.guard = st->last_flags != 0;
 	st->v.guard_mandatory = !!(st->last_flags & SBX_FS_GUARD_MANDATORY);
 	return 0;
@@ -358,7 +390,7 @@ __attribute__((noinline)) int fs_match(struct sbx_path *p, __u32 len, __u32 poli
 
 	asm volatile("" : "+r"(r) : "r"(p), "r"(len), "r"(policy_id), "r"(mask), "r"(st) : "memory");
 	if (st)
-		st->v = (struct fs_verdict){ 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, SBX_RULE_NONE, 1, 0 };
+		fs_deny_all(st);
 	return r;
 }
 #else

@@ -42,6 +42,15 @@ struct fs_state {
 	__u64 comp1[SBX_ANY_DEPTH_MAX], comp2[SBX_ANY_DEPTH_MAX];	/* last components, ring */
 	__u32 mandatory;	/* a mandatory rule matched: writes stay denied */
 	__u32 last_flags;	/* flags of everything matched at the latest component end */
+	/*
+	 * base: where the path fs_match is given starts in the whole path
+	 * (FS_MATCH_RESUME: the state is that of the directory's path, taken
+	 * from a directory memo, fs.bpf.c); 0 for a whole path. expiring: an
+	 * entry that expires (a grant's) said something, so this state stands
+	 * only until it does.
+	 */
+	__u32 base;
+	__u32 expiring;
 	struct fs_verdict v;	/* fs_match's answer */
 	/*
 	 * The rule ids matched at the current component end (fs_hit; the

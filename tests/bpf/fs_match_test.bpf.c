@@ -43,8 +43,10 @@ struct match_args {
 	__u32 policy_id;
 	__u32 len;
 	__u32 mask;
-	__u32 pad;
+	__u32 split;		/* resume: path[0, split) is the directory ("/" when 0), the rest its name */
 	struct fs_verdict v;	/* out */
+	__u32 dir_stop;		/* resume, out: the directory's state (as fs.bpf.c dir_memo_keep reads it) */
+	__u32 dir_expiring;
 	char path[SBX_PATH_MAX];
 };
 
@@ -60,6 +62,36 @@ int match(struct match_args *args)
 	if (bpf_probe_read_kernel(b->path, sizeof(b->path), args->path))
 		return -2;
 	fs_match((struct sbx_path *)b->path, args->len, args->policy_id, args->mask, &b->st);
+	args->v = b->st.v;
+	return 0;
+}
+
+/*
+ * The same path matched as the directory memo does (fs.bpf.c): the
+ * directory's path whole, then its last name resumed from that state.
+ */
+SEC("syscall")
+int resume(struct match_args *args)
+{
+	__u32 zero = 0, split = args->split, dir_len = split ? split : 1, name_len;
+	struct path_buf *b;
+
+	b = bpf_map_lookup_elem(&bufs, &zero);
+	if (!b || split >= args->len || args->len >= SBX_PATH_MAX)
+		return -1;
+	if (bpf_probe_read_kernel(b->path, sizeof(b->path), args->path))
+		return -2;
+	fs_match((struct sbx_path *)b->path, dir_len, args->policy_id, args->mask, &b->st);
+	args->dir_stop = b->st.stop;
+	args->dir_expiring = b->st.expiring;
+	b->st.base = dir_len == 1 ? 1 : dir_len + 1;
+	name_len = args->len - split - 1;
+	if (!name_len || name_len > SBX_NAME_MAX)
+		return -3;
+	barrier_var(name_len);	/* masked after the test, which the compiler would fold into it */
+	if (bpf_probe_read_kernel(b->path, name_len & SBX_NAME_MAX, args->path + (split & (SBX_PATH_MAX - 1)) + 1))
+		return -4;
+	fs_match((struct sbx_path *)b->path, name_len, args->policy_id, args->mask | FS_MATCH_RESUME, &b->st);
 	args->v = b->st.v;
 	return 0;
 }

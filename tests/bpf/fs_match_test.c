@@ -28,8 +28,9 @@ struct match_args {
 	__u32 policy_id;
 	__u32 len;
 	__u32 mask;
-	__u32 pad;
+	__u32 split;
 	struct fs_verdict v;
+	__u32 dir_stop, dir_expiring;
 	char path[SBX_PATH_MAX];
 };
 
@@ -99,19 +100,52 @@ static void install(__u32 policy_id)
 	fs_compiled_free(&c);
 }
 
+/* What the last judge_len() learnt resuming its path from its directory's state (the directory memo's way). */
+static struct {
+	bool compared;		/* the resumed verdict was compared with the whole path's */
+	__u32 dir_expiring;
+} resumed;
+
+static struct fs_verdict run_match(struct bpf_program *prog, struct match_args *args)
+{
+	/* A syscall program's context is copied back: its outs land in @args. */
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(*args));
+
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(prog), &opts), 0);
+	assert_int_equal(opts.retval, 0);
+	return args->v;
+}
+
+/*
+ * @path's verdict under @policy. Every path with a last name is also
+ * judged as fs.bpf.c's directory memo judges it, its directory first and
+ * the name resumed from that state, and must get the same verdict (where
+ * the directory's walk did not stop early: the memo keeps no such state).
+ */
 static struct fs_verdict judge_len(__u32 policy, const char *path, size_t len)
 {
 	static struct match_args args;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
+	struct fs_verdict whole, v;
+	const char *slash;
 
 	memset(&args, 0, sizeof(args));
 	args.policy_id = policy;
 	args.len = (__u32)len;
 	args.mask = mask;
 	memcpy(args.path, path, len < SBX_PATH_MAX ? len : SBX_PATH_MAX - 1);
-	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.match), &opts), 0);
-	assert_int_equal(opts.retval, 0);
-	return args.v;
+	whole = run_match(skel->progs.match, &args);
+	memset(&resumed, 0, sizeof(resumed));
+	slash = len > 1 && len < SBX_PATH_MAX ? memrchr(path, '/', len) : NULL;
+	if (!slash || (size_t)(slash - path) + 1 >= len || len - (size_t)(slash - path) - 1 > 255)
+		return whole;
+	args.split = (__u32)(slash - path);
+	v = run_match(skel->progs.resume, &args);
+	resumed.dir_expiring = args.dir_expiring;
+	if (!args.dir_stop) {
+		assert_memory_equal(&v, &whole, sizeof(v));
+		resumed.compared = true;
+	}
+	return whole;
 }
 
 static struct fs_verdict judge(const char *path)
@@ -218,6 +252,7 @@ static void test_mandatory_any_depth(void **state)
 	install(1);
 	assert_int_equal(mask, 0x3);	/* 1- and 2-component patterns */
 	assert_write("/work/a/b/c/d/e/.git/hooks/pre-commit", 1, hooks);
+	assert_true(resumed.compared);	/* judge_len's second way ran, and agreed: its check can fail */
 	assert_write("/work/a/b/c/d/e/.git/hooks/x", 1, hooks);
 	assert_write("/work/a/b/c/d/e/.git/hooks", 1, hooks);
 	assert_write("/work/repo/.git/config", 1, cfg);
@@ -473,6 +508,10 @@ static void test_grant_expiry(void **state)
 	assert_int_equal(bpf_map_lookup_elem(fd, &key, &policy_own), 0);
 	grant_entry("/home/u/.ssh", 4, boot_ns() + 60000000000ULL, &policy_own);
 	assert_read("/home/u/.ssh/id_rsa", 0, SBX_RULE_GRANT_BASE + 4);
+	/* A directory whose state an expiring entry made is marked: the directory memo keeps none. */
+	assert_true(resumed.dir_expiring);
+	assert_read("/home/u/.ssh", 0, SBX_RULE_GRANT_BASE + 4);
+	assert_false(resumed.dir_expiring);	/* "/home/u" */
 	grant_entry("/home/u/.ssh", 4, boot_ns() - 1, &policy_own);
 	assert_read("/home/u/.ssh/id_rsa", 1, d);
 	/* expires_ns 0: no grant, whatever the base fields say. */

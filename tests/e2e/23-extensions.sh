@@ -12,7 +12,10 @@
 # matcher's stand-in denied and the record's extension is in), while the rest of the host
 # is untouched. A file the sandbox read while the walk was linked keeps its
 # open memo (bpf/fs.bpf.c), a verdict that stands without a walk: it is
-# still let go, which shows the memo is used; an F_SETOWN refused without its record still fails, and
+# still let go, which shows the memo is used; so is a file created in a
+# directory created in before, by its directory memo (the matcher is still
+# linked there), while one in a directory not written in yet is refused;
+# an F_SETOWN refused without its record still fails, and
 # the record is counted as lost. With every work slot taken, a task of no
 # sandbox that the outside cache has not seen is let go by sbx_unjudged
 # and refused by its stand-in. An extension the kernel refuses
@@ -23,7 +26,7 @@
 
 PIN=/sys/fs/bpf/sbx
 CG=/sys/fs/cgroup/e2e-ext
-mkdir -p "$W/data" "$CG"
+mkdir -p "$W/data" "$W/fresh" "$CG"
 echo secret >"$W/data/secret"
 echo open >"$W/open"
 echo open >"$W/open2"
@@ -34,7 +37,7 @@ sbx-bpf daemon --events "$W/ev1.json" 2>"$W/d1.err" &
 D=$!
 wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d1.err")"
 for p in sbx_judge_path@fs_file_open resolve_in@fs_file_open resolve_in@fs_path_rename fs_match@fs_path_rename \
-	sbx_judge_path@fs_path_mkdir sbx_judge_path@fs_path_mknod sbx_emit@fs_path_unlink sbx_emit@fs_file_open sbx_emit@task_file_fcntl sbx_emit@net_socket_connect \
+	sbx_judge_path@fs_path_mkdir sbx_judge_path@fs_path_mknod fs_match@fs_path_mknod sbx_emit@fs_path_unlink sbx_emit@fs_file_open sbx_emit@task_file_fcntl sbx_emit@net_socket_connect \
 	sbx_current_chain@fs_path_chmod sbx_current_chain@net_socket_connect sbx_unjudged@task_kill \
 	sbx_judge_task@task_kill sbx_judge_task@task_setnice; do
 	[ -e "$PIN/ext/$p" ] && pass "pinned/$p" || fail "pinned/$p" "$(ls "$PIN/ext" 2>&1 | head -5)"
@@ -61,6 +64,8 @@ for line in cmd:
             os.close(os.open(path, os.O_RDONLY))
         elif op == "mkdir":
             os.mkdir(path)
+        elif op == "create":
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
         elif op == "rmdir":
             os.rmdir(path)
         elif op == "rename":
@@ -88,6 +93,7 @@ ask() {
 check linked/open-allowed "$(ask open "$W/open")" OK
 check linked/open-denied "$(ask open "$W/data/secret")" EACCES
 check linked/mkdir-allowed "$(ask mkdir "$W/made1")" OK
+check linked/create-allowed "$(ask create "$W/new1")" OK
 check linked/rename-allowed "$(ask rename "$W/ren1")" OK
 check linked/chmod-allowed "$(ask chmod "$W/open")" OK
 check linked/nice-self-allowed "$(ask nice self)" OK
@@ -116,7 +122,7 @@ kill -9 "$D"
 wait "$D" 2>/dev/null
 for p in resolve_in@fs_file_open fs_match@fs_path_rename sbx_emit@task_file_fcntl \
 	sbx_current_chain@fs_path_chmod sbx_judge_task@task_setnice sbx_judge_path@fs_path_mkdir \
-	sbx_unjudged@fs_file_open; do
+	sbx_judge_path@fs_path_mknod sbx_unjudged@fs_file_open; do
 	rm "$PIN/ext/$p"
 done
 counter() { sbx-bpf status --json | jq -r ".counters.$1"; }
@@ -141,9 +147,12 @@ done <<EOF
 chmod $W/open EACCES
 nice self EPERM
 mkdir $W/made2 EACCES
+create $W/fresh/new2 EACCES
 EOF
 check stand-in/chmod-nothing-changed "$(stat -c %a "$W/open")" 644
 [ -e "$W/made2" ] && fail stand-in/nothing-made "$W/made2 exists" || pass stand-in/nothing-made
+[ -e "$W/fresh/new2" ] && fail stand-in/nothing-created "$W/fresh/new2 exists" || pass stand-in/nothing-created
+check stand-in/dir-memo-still-allows "$(ask create "$W/new3")" OK
 check stand-in/outside-untouched "$(sbx-probe open "$W/open")" OK
 # sbx_unjudged's stand-in refuses a call without a work slot, even outside every sandbox: sh's exec, 126.
 check stand-in/no-slot-outside-exec "$(no_slot_exec fresh2)" "exit 126"

@@ -10,12 +10,8 @@
 # e2e: programs=pinned
 . /sbx/tests/e2e/lib.sh
 
-CG=/sys/fs/cgroup/e2e-memo
-CG2=/sys/fs/cgroup/e2e-memo-other
-TOP=/sys/fs/cgroup/e2e-memo-top
-CGA=/sys/fs/cgroup/e2e-memo-audit
-CGG=/sys/fs/cgroup/e2e-memo-grant
-mkdir -p "$CG" "$CG2" "$TOP/inner" "$CGA" "$CGG" "$W/sec" "$W/ws"
+memo_cgroups memo
+mkdir -p "$W/sec" "$W/ws"
 for d in pub/a pub2 pub3 pub4 pub5 pub6 pub7 pub8 m1 m2 sec/m1 sec/b; do mkdir -p "$W/$d"; done
 for f in pub/a/f pub2/f pub3/g pub4/h pub5/f pub6/f pub7/f pub8/f sec/x sec/y; do echo data >"$W/$f"; done
 cat >"$W/p.json" <<EOF
@@ -58,14 +54,7 @@ denied_event() {
 		 .cgroup_id == $(stat -c %i "${3:-$CG}"))"
 }
 
-sbx-bpf daemon --events "$W/ev.json" 2>"$W/d.err" &
-D=$!
-wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d.err")"
-sbx-bpf attach "$CG" --policy "$W/p.json" 2>"$W/a.err"
-check attach/exit "$?" 0
-# Another sandbox, from the start: nothing changes between a memo its task could use and the use.
-sbx-bpf attach "$CG2" --policy "$W/p7.json" 2>>"$W/a.err"
-check attach/other "$?" 0
+memo_daemon "$W/p.json" "$W/p7.json"
 
 # --- kept, and used --------------------------------------------------------------------------
 check kept/open "$(probe open "$W/pub/a/f")" OK
@@ -202,7 +191,5 @@ check grant/revoke "$?" 0
 check grant/denied-after-revoke "$(in_cg "$CGG" sbx-probe open "$W/sec/y")" EACCES
 denied_event grant/event "$W/sec/y" "$CGG"
 
-for c in "$CG" "$CG2" "$TOP/inner" "$TOP" "$CGA" "$CGG"; do sbx-bpf detach "$c" 2>>"$W/a.err"; done
-kill "$D"; wait "$D" 2>/dev/null
-rmdir "$TOP/inner" "$TOP" "$CG" "$CG2" "$CGA" "$CGG" 2>/dev/null
+memo_cgroups_end
 exit 0

@@ -51,3 +51,36 @@ scratch_disk() {
 	wait_for /dev/vda 100 && [ -b /dev/vda ] || { ls /sys/block >>"$W/err-disk"; return 1; }
 	mkfs.ext4 -q -F /dev/vda 2>>"$W/err-disk" && mkdir -p "$1" && mount /dev/vda "$1" 2>>"$W/err-disk"
 }
+
+# memo_cgroups NAME: the cgroups the memo tests (25, 26) judge from, made under /sys/fs/cgroup:
+# CG (e2e-NAME, the sandbox a memo is made in), CG2 (another sandbox), TOP and TOP/inner (one
+# attached above another), CGA (auditing), CGG (granted).
+memo_cgroups() {
+	CG=/sys/fs/cgroup/e2e-$1
+	CG2=$CG-other
+	TOP=$CG-top
+	CGA=$CG-audit
+	CGG=$CG-grant
+	mkdir -p "$CG" "$CG2" "$TOP/inner" "$CGA" "$CGG"
+}
+
+# memo_daemon POLICY OTHER-POLICY: a daemon writing events to $W/ev.json (its pid in D), CG
+# attached under POLICY, and CG2 under OTHER-POLICY from the start: nothing changes between a
+# memo CG2's task could use and the use.
+memo_daemon() {
+	sbx-bpf daemon --events "$W/ev.json" 2>"$W/d.err" &
+	D=$!
+	wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d.err")"
+	sbx-bpf attach "$CG" --policy "$1" 2>"$W/a.err"
+	check attach/exit "$?" 0
+	sbx-bpf attach "$CG2" --policy "$2" 2>>"$W/a.err"
+	check attach/other "$?" 0
+}
+
+# memo_cgroups_end: each of them detached, memo_daemon's daemon stopped, the cgroups removed.
+memo_cgroups_end() {
+	for c in "$CG" "$CG2" "$TOP/inner" "$TOP" "$CGA" "$CGG"; do sbx-bpf detach "$c" 2>>"$W/a.err"; done
+	kill "$D"
+	wait "$D" 2>/dev/null
+	rmdir "$TOP/inner" "$TOP" "$CG" "$CG2" "$CGA" "$CGG" 2>/dev/null
+}
