@@ -702,14 +702,17 @@ static long memo_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/*
- * The memo's words before its walk (@seq its count, read first): made by a
- * task of cgroup @cgid, nothing changed since, the object in mount @vm.
- */
+/* The memo (@seq its count, read first) was made by a task of cgroup @cgid, and nothing changed since. */
+static __always_inline bool memo_made_now(const struct sbx_open_memo *mo, __u32 seq, __u64 cgid)
+{
+	return !(seq & 1) && mo->cgid == cgid && mo->gen == verdict_gen;
+}
+
+/* The memo's words before its walk: made now (memo_made_now), of steps in mount @vm. */
 static __always_inline bool memo_head_holds(const struct sbx_open_memo *mo, __u32 seq, __u64 cgid,
 					    struct vfsmount *vm)
 {
-	return !(seq & 1) && mo->cgid == cgid && mo->gen == verdict_gen && mo->mnt == (__u64)vm && mo->n;
+	return memo_made_now(mo, seq, cgid) && mo->mnt == (__u64)vm && mo->n;
 }
 
 /* 1 when the path from dentry @d in mount @vm (typed pointers) is, step for step, the one @mo recorded. */
@@ -982,7 +985,7 @@ static __noinline int dir_memo_says(struct inode *dinode, const struct path *dir
 		return DIR_MEMO_JUDGE;
 	seq = MEMO_WORD(dm->path.seq);
 	sbx_barrier();	/* the count before the memo's words */
-	if (!dm->path.n && !(seq & 1) && dm->path.cgid == cgid && dm->path.gen == verdict_gen)
+	if (!dm->path.n && memo_made_now(&dm->path, seq, cgid))
 		return DIR_MEMO_NONE;
 	if (!memo_head_holds(&dm->path, seq, cgid, dir->mnt) || !memo_path_holds(&dm->path, dir->dentry, dir->mnt))
 		return DIR_MEMO_JUDGE;
