@@ -136,7 +136,7 @@ static struct fs_verdict judge_len(__u32 policy, const char *path, size_t len)
 	whole = run_match(skel->progs.match, &args);
 	memset(&resumed, 0, sizeof(resumed));
 	slash = len > 1 && len < SBX_PATH_MAX ? memrchr(path, '/', len) : NULL;
-	if (!slash || (size_t)(slash - path) + 1 >= len || len - (size_t)(slash - path) - 1 > 255)
+	if (!slash || (size_t)(slash - path) + 1 >= len || len - (size_t)(slash - path) - 1 > SBX_NAME_MAX)
 		return whole;
 	args.split = (__u32)(slash - path);
 	v = run_match(skel->progs.resume, &args);

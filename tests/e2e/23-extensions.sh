@@ -13,8 +13,9 @@
 # is untouched. A file the sandbox read while the walk was linked keeps its
 # open memo (bpf/fs.bpf.c), a verdict that stands without a walk: it is
 # still let go, which shows the memo is used; so is a file created in a
-# directory created in before, by its directory memo (the matcher is still
-# linked there), while one in a directory not written in yet is refused;
+# directory where one was created before, by its directory memo (the
+# matcher is still linked there), while one in a directory not written in
+# yet is refused;
 # an F_SETOWN refused without its record still fails, and
 # the record is counted as lost. With every work slot taken, a task of no
 # sandbox that the outside cache has not seen is let go by sbx_unjudged

@@ -41,12 +41,7 @@ except OSError as e:
 }
 CGID=$(stat -c %i "$CG")
 # kept NAME FILE: the memo of FILE is CG's.
-kept() {
-	case "$(sbx-memo "$2" 2>&1)" in
-	"cgroup=$CGID steps="[1-9]*) pass "$1" ;;
-	*) fail "$1" "sbx-memo $2: $(sbx-memo "$2" 2>&1)" ;;
-	esac
-}
+kept() { memo_kept "$1" "$CG" "$2"; }
 # denied_event NAME PATH [CGROUP-DIR]: a read of PATH refused with EACCES, reported.
 denied_event() {
 	wait_event "$1" "$W/ev.json" \
@@ -163,10 +158,7 @@ denied_event other/event "$W/pub7/f" "$CG2"
 sbx-bpf attach "$TOP/inner" --policy "$W/p.json" 2>>"$W/a.err"
 check above/attach-inner "$?" 0
 check above/open "$(in_cg "$TOP/inner" sbx-probe open "$W/pub8/f")" OK
-case "$(sbx-memo "$W/pub8/f")" in
-"cgroup=$(stat -c %i "$TOP/inner") steps="*) pass above/memo ;;
-*) fail above/memo "$(sbx-memo "$W/pub8/f" 2>&1)" ;;
-esac
+memo_kept above/memo "$TOP/inner" "$W/pub8/f"
 sbx-bpf attach "$TOP" --policy "$W/p8.json" 2>>"$W/a.err"
 check above/attach-top "$?" 0
 check above/denied "$(in_cg "$TOP/inner" sbx-probe open "$W/pub8/f")" EACCES

@@ -29,12 +29,7 @@ probe() { in_cg "$CG" sbx-probe "$@" 2>/dev/null; }
 CGID=$(stat -c %i "$CG")
 # kept NAME DIR [CGROUP-DIR]: DIR holds a directory memo of that cgroup (CG's by default).
 # none_holds NAME DIR: DIR holds no memo that could allow anything ("none", or a marker: 0 steps).
-kept() {
-	case "$(sbx-memo --dir "$2" 2>&1)" in
-	"cgroup=$(stat -c %i "${3:-$CG}") steps="[1-9]*) pass "$1" ;;
-	*) fail "$1" "sbx-memo --dir $2: $(sbx-memo --dir "$2" 2>&1)" ;;
-	esac
-}
+kept() { memo_kept "$1" "${3:-$CG}" --dir "$2"; }
 none_holds() {
 	case "$(sbx-memo --dir "$2" 2>&1)" in
 	none | "cgroup="*" steps=0") pass "$1" ;;

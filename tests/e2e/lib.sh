@@ -52,6 +52,18 @@ scratch_disk() {
 	mkfs.ext4 -q -F /dev/vda 2>>"$W/err-disk" && mkdir -p "$1" && mount /dev/vda "$1" 2>>"$W/err-disk"
 }
 
+# memo_kept NAME CGROUP-DIR SBX-MEMO-ARGS…: sbx-memo shows a memo, with steps, made by a task of
+# that cgroup (tests/vm/sbx-memo.c: a file's open memo, or --dir DIR's directory memo).
+memo_kept() {
+	_name=$1 _cg=$2
+	shift 2
+	_got=$(sbx-memo "$@" 2>&1)
+	case "$_got" in
+	"cgroup=$(stat -c %i "$_cg") steps="[1-9]*) pass "$_name" ;;
+	*) fail "$_name" "sbx-memo $*: $_got" ;;
+	esac
+}
+
 # memo_cgroups NAME: the cgroups the memo tests (25, 26) judge from, made under /sys/fs/cgroup:
 # CG (e2e-NAME, the sandbox a memo is made in), CG2 (another sandbox), TOP and TOP/inner (one
 # attached above another), CGA (auditing), CGG (granted).
