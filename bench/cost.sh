@@ -46,7 +46,8 @@
 # operation and instructions per run (the program alone, not its trampoline).
 # Loops (SBX_BENCH_COST_LOOPS): open (open+close of three files), stat
 # (stat+open+close), create (create+close+unlink in an allowWrite
-# directory), read (1-byte pread through open descriptors), tcp
+# directory), write (open(O_WRONLY|O_CREAT|O_TRUNC)+close of three files
+# there, as a program writes a file out), read (1-byte pread through open descriptors), tcp
 # (socket+connect+close to a loopback listener), udp (socket+connect+close).
 # shellcheck disable=SC2086 # word lists on purpose
 BENCH=cost
@@ -56,7 +57,7 @@ B=/tmp/bench-cost
 ROUNDS=${SBX_BENCH_ROUNDS:-2}
 ITER=${SBX_BENCH_ITERATIONS:-20000}
 CONDS=${SBX_BENCH_COST_CONDS:-baseline floor landlock limits outside-run outside-daemon outside-judging inside-10 inside-10000}
-LOOPS=${SBX_BENCH_COST_LOOPS:-open stat create read tcp udp}
+LOOPS=${SBX_BENCH_COST_LOOPS:-open stat create write read tcp udp}
 FILES="/usr/lib/x86_64-linux-gnu/libc.so.6 /etc/passwd $B/a/b/c/d/f"
 ADDR=127.0.0.1
 PORT=5000
@@ -92,6 +93,7 @@ loop_cmd() {
 	open) echo "openbench --iterations $ITER $FILES" ;;
 	stat) echo "openbench --iterations $ITER --stat $FILES" ;;
 	create) echo "openbench --iterations $ITER --create $B/w" ;;
+	write) echo "openbench --iterations $ITER --write $B/w/out.a $B/w/out.b $B/w/out.c" ;;
 	read) echo "openbench --iterations $((ITER * 5)) --read $FILES" ;;
 	tcp) echo "connectbench --iterations $ITER --addr $ADDR --port $PORT" ;;
 	udp) echo "connectbench --iterations $ITER --udp --addr $ADDR --port $PORT" ;;

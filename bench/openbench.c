@@ -7,6 +7,7 @@
  *   openbench [--seconds S | --iterations N] [--stat] PATH...
  *   openbench [--seconds S | --iterations N] --create DIR
  *   openbench [--seconds S | --iterations N] --read PATH...
+ *   openbench [--seconds S | --iterations N] --write PATH...
  *
  * Opens the PATHs round-robin in a tight loop, for S seconds (default 1) or
  * N operations. --stat does a stat() before each open, as many programs do.
@@ -17,11 +18,15 @@
  * --read opens each PATH once and then reads one byte (pread at 0) from
  * the descriptors round-robin: the cost of lsm/file_permission, which
  * judges every use of a descriptor.
+ * --write opens each PATH as a program writing a file out does (the
+ * shell's >, Python's open(PATH, "w"): O_WRONLY|O_CREAT|O_TRUNC, made on
+ * first use, emptied each time) and closes it: the open and its
+ * truncation (the PATHs in an allowWrite directory inside a sandbox).
  * A short untimed warm-up fills the dentry cache first. Prints one line:
  *
  *   ops_per_sec=123456.7 ns_per_op=8100.2 ops=185000 seconds=1.498 mode=open paths=3
  *
- * (mode=open, stat+open, create+unlink or read; paths=0 for --create).
+ * (mode=open, stat+open, create+unlink, read or write; paths=0 for --create).
  *
  * Exit 0; 1 if any call fails (the benchmark must never time a refusal);
  * 2 on bad usage.
@@ -81,6 +86,9 @@ static int one_read(int i, const char *path)
 	return 0;
 }
 
+/* --write: the open's flags; 0: open for reading. */
+static int write_flags;
+
 /* One operation on PATH (the @i-th): 0, or -1 after printing what failed. */
 static int one_op(int i, const char *path, int do_stat)
 {
@@ -95,7 +103,7 @@ static int one_op(int i, const char *path, int do_stat)
 		fprintf(stderr, "openbench: stat '%s': %s\n", path, strerror(errno));
 		return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, write_flags ? write_flags : O_RDONLY | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		fprintf(stderr, "openbench: open '%s': %s\n", path, strerror(errno));
 		return -1;
@@ -108,7 +116,8 @@ static void usage(FILE *out)
 {
 	fprintf(out, "Usage: openbench [--seconds S | --iterations N] [--stat] PATH...\n"
 		     "       openbench [--seconds S | --iterations N] --create DIR\n"
-		     "       openbench [--seconds S | --iterations N] --read PATH...\n");
+		     "       openbench [--seconds S | --iterations N] --read PATH...\n"
+		     "       openbench [--seconds S | --iterations N] --write PATH...\n");
 }
 
 int main(int argc, char **argv)
@@ -119,6 +128,7 @@ int main(int argc, char **argv)
 		{ "stat", no_argument, NULL, 'S' },
 		{ "create", required_argument, NULL, 'c' },
 		{ "read", no_argument, NULL, 'r' },
+		{ "write", no_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -144,6 +154,7 @@ int main(int argc, char **argv)
 			break;
 		case 'S': do_stat = 1; break;
 		case 'r': do_read = 1; break;
+		case 'w': write_flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC; break;
 		case 'c': create_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: goto bad;
@@ -152,7 +163,7 @@ int main(int argc, char **argv)
 	paths = argv + optind;
 	npaths = argc - optind;
 	if (create_dir) {
-		if (npaths || do_stat || !create_dir[0])
+		if (npaths || do_stat || do_read || write_flags || !create_dir[0])
 			goto bad;
 		if ((size_t)snprintf(create_path, sizeof(create_path), "%s/openbench.%d", create_dir,
 				     (int)getpid()) >= sizeof(create_path))
@@ -160,7 +171,7 @@ int main(int argc, char **argv)
 		unlink(create_path);	/* a leftover of a killed run */
 		paths = none;
 		npaths = 1;
-	} else if (npaths < 1 || (do_read && do_stat)) {
+	} else if (npaths < 1 || do_read + do_stat + !!write_flags > 1) {
 		goto bad;
 	}
 	if (do_read) {
@@ -204,7 +215,7 @@ int main(int argc, char **argv)
 	}
 	printf("ops_per_sec=%.1f ns_per_op=%.1f ops=%llu seconds=%.3f mode=%s paths=%d\n",
 	       ops / (t1 - t0), (t1 - t0) * 1e9 / ops, ops, t1 - t0,
-	       create_dir ? "create+unlink" : do_read ? "read" : do_stat ? "stat+open" : "open",
+	       create_dir ? "create+unlink" : do_read ? "read" : write_flags ? "write" : do_stat ? "stat+open" : "open",
 	       create_dir ? 0 : npaths);
 	return 0;
 bad:

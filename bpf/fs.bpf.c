@@ -10,11 +10,11 @@
  *   lsm/file_open          read: opening for reading (and exec); write:
  *                          opening for writing or appending. An exec also
  *                          puts an arming sandbox over the task in force
- *                          (SBX_SANDBOX_ARMING: attach --from-exec). A
- *                          read-only open allowed without a word leaves an
- *                          open memo on the inode: the same path from the
- *                          same cgroup, nothing changed since, is let go
- *                          without judging it again (below)
+ *                          (SBX_SANDBOX_ARMING: attach --from-exec). An
+ *                          open allowed without a word leaves an open memo
+ *                          on the inode: the same path from the same
+ *                          cgroup, asking no more, nothing changed since,
+ *                          is let go without judging it again (below)
  *   lsm/path_mknod         write: creating a file (O_CREAT, mknod), before
  *                          the inode exists, so no empty file is left
  *   lsm/path_mkdir         write: the new directory
@@ -36,6 +36,8 @@
  *                          files from under one rule to under another
  *   lsm/path_truncate      write: truncate(2), open(O_TRUNC) and, before
  *   lsm/file_truncate      6.2, ftruncate(2); file_truncate: ftruncate on 6.2+
+ *                          and open(O_TRUNC). Not open(O_TRUNC)'s when its
+ *                          open, a moment before, was allowed to write
  *   lsm/path_chmod         write: chmod
  *   lsm/path_chown         write: chown
  *   lsm/inode_setattr      write: utimes (the other attributes have path hooks)
@@ -90,6 +92,7 @@
 #define FMODE_WRITE	0x2
 #define __FMODE_EXEC	0x20	/* in f_flags, not f_mode: do_open_execat's (and uselib's) opens */
 #define O_CREAT		0100	/* in f_flags until the open is done (do_dentry_open clears it after) */
+#define O_TRUNC		01000	/* the same: open(O_TRUNC) truncates after file_open (handle_truncate) */
 #define RENAME_EXCHANGE	(1 << 1)
 #define ATTR_MODE	(1 << 0)
 #define ATTR_UID	(1 << 1)
@@ -533,14 +536,14 @@ static __noinline void fd_use_remember(struct sbx_scratch *s)
 	c->until = s->fd_now + FD_CACHE_NS;
 }
 
-/* --- the open memo: a read-only open's allow, remembered on the inode --------- */
+/* --- the open memo: an open's allow, remembered on the inode ------------------- */
 
 /*
  * docs/design.md, "The open memo"; the memo is struct sbx_open_memo
- * (sbx_abi.h). The next read-only open of the same inode by a task of the
- * same cgroup is allowed without being judged again if verdict_gen has not
- * moved and the path, walked again without its names, is step for step
- * the one recorded (memo_holds). Kept in inode storage: freed with the
+ * (sbx_abi.h). The next open of the same inode by a task of the same
+ * cgroup, asking no more than the memo allowed, is allowed without being
+ * judged again if verdict_gen has not moved and the path, walked again
+ * without its names, is step for step the one recorded (memo_holds). Kept in inode storage: freed with the
  * inode, so an inode's memo never passes to another.
  */
 struct {
@@ -736,13 +739,15 @@ static __always_inline int memo_path_holds(const struct sbx_open_memo *mo, struc
 	return w.state == MEMO_SAME;
 }
 
+_Static_assert(SBX_MEMO_READ == NEED_READ && SBX_MEMO_WRITE == NEED_WRITE, "a memo's need is an open's");
+
 /*
- * 1 when @file (read-only, by a task of cgroup @cgid) is of an inode whose
- * memo still holds: its path is the one judged, under the same sandboxes
- * and rules. In a frame of its own: file_open's judging path already uses
- * the stack the verifier allows (6.1).
+ * 1 when @file (opened asking @need, by a task of cgroup @cgid) is of an
+ * inode whose memo still holds and allowed that: its path is the one
+ * judged, under the same sandboxes and rules. In a frame of its own:
+ * file_open's judging path already uses the stack the verifier allows (6.1).
  */
-static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 cgid)
+static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 cgid, __u32 need)
 {
 	struct sbx_open_memo *mo;
 	int same;
@@ -755,16 +760,19 @@ static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 c
 		return 0;
 	seq = MEMO_WORD(mo->seq);
 	sbx_barrier();	/* the count before the memo's words */
-	if (!memo_head_holds(mo, seq, cgid, file->f_path.mnt))
+	if (!memo_head_holds(mo, seq, cgid, file->f_path.mnt) || (mo->need & need) != need)
 		return 0;
 	same = memo_path_holds(mo, file->f_path.dentry, file->f_path.mnt);
 	sbx_barrier();	/* the count again after them: no writer came between */
 	return same && MEMO_WORD(mo->seq) == seq;
 }
 
-/* The walk recorded in @s, as of verdict_gen @gen for a task of cgroup @cgid, into @mo (whose lock the caller holds). */
+/*
+ * The walk recorded in @s, as of verdict_gen @gen for a task of cgroup
+ * @cgid, allowed @need (SBX_MEMO_*), into @mo (whose lock the caller holds).
+ */
 static __always_inline void memo_record(struct sbx_open_memo *mo, struct sbx_scratch *s, __u64 gen, __u64 cgid,
-					__u32 n)
+					__u32 n, __u32 need)
 {
 	mo->cgid = cgid;
 	mo->gen = gen;
@@ -772,21 +780,72 @@ static __always_inline void memo_record(struct sbx_open_memo *mo, struct sbx_scr
 	mo->h1 = s->walk.rec_h1;
 	mo->h2 = s->walk.rec_h2;
 	mo->n = n;
+	mo->need = need;
 	/* One helper call, not SBX_MEMO_STEPS stores in every program that keeps a memo: a miss's cost. */
 	if (bpf_probe_read_kernel(mo->p, sizeof(mo->p), s->walk.rec_p))
 		mo->n = 0;	/* never (map memory to map memory); and then it holds nothing */
 }
 
 /*
- * After a read-only open of @inode was allowed without a word, its walk
- * recorded in @s (judged by @s's chain as of verdict_gen @gen, by a task
- * of cgroup @cgid): remember it, unless the task has moved to another
- * cgroup since, whose sandboxes the chain may not be. A memo another CPU
- * is writing is left to that one. The seqlock relies on x86 keeping loads
- * in order and stores in order (the only architecture the programs are
- * built for): compiler barriers, no fences.
+ * What @mo (its lock held) allowed, if it is of the very walk @s recorded
+ * (@n steps, 1 to SBX_MEMO_STEPS), as of @gen for cgroup @cgid: judged of
+ * this path, now; else 0. Every word, not the digest alone: a path that
+ * changed between an open's memo check and its walk (a rename by another
+ * thread) must not lend its old access to the new one. Without branches:
+ * each would have the verifier walk the rest of memo_keep once more.
  */
-static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u64 gen, __u64 cgid)
+static __always_inline __u32 memo_same_walk_need(const struct sbx_open_memo *mo, const struct sbx_scratch *s,
+						 __u64 gen, __u64 cgid, __u32 n)
+{
+	__u64 diff = (mo->n ^ n) | (mo->cgid ^ cgid) | (mo->gen ^ gen) | (mo->mnt ^ s->walk.arg_m) |
+		     (mo->h1 ^ s->walk.rec_h1) | (mo->h2 ^ s->walk.rec_h2);
+	__u32 steps = (1u << n) - 1;	/* bit k: step k was recorded */
+
+#pragma unroll
+	for (int k = 0; k < SBX_MEMO_STEPS; k++)
+		diff |= (mo->p[k] ^ s->walk.rec_p[k]) & -(__u64)((steps >> k) & 1);
+	/* All ones when nothing differs: ((diff | -diff) >> 63) is 1 when something does. */
+	return mo->need & (__u32)(((diff | -diff) >> 63) - 1);
+}
+
+/*
+ * memo_keep's writing of memo @mo (map memory: the inode's storage) with
+ * the walk recorded in @s (@n steps, 1 to SBX_MEMO_STEPS), allowing @need.
+ * A memo of the same walk keeps what it allowed too (a file read, then
+ * written, then read: each open judged once); any other is replaced. A
+ * memo another CPU is writing is left to that one. The seqlock relies on
+ * x86 keeping loads in order and stores in order (the only architecture
+ * the programs are built for): compiler barriers, no fences. A global
+ * function: the verifier checks it once, not once for each way through
+ * file_open's judging that reaches it.
+ */
+__noinline int memo_write(struct sbx_open_memo *mo, struct sbx_scratch *s, __u64 gen, __u64 cgid, __u32 need)
+{
+	__u32 n;
+
+	if (!mo || !s)
+		return 0;
+	n = s->walk.rec_n;
+	if (!n || n > SBX_MEMO_STEPS || !sbx_trylock(&mo->lock))
+		return 0;
+	need |= memo_same_walk_need(mo, s, gen, cgid, n);
+	MEMO_WORD(mo->seq) = mo->seq + 1;	/* odd: readers stay away */
+	sbx_barrier();
+	memo_record(mo, s, gen, cgid, n, need & (SBX_MEMO_READ | SBX_MEMO_WRITE));
+	sbx_barrier();
+	MEMO_WORD(mo->seq) = mo->seq + 1;
+	sbx_unlock(&mo->lock);
+	return 0;
+}
+
+/*
+ * After an open of @inode asking @need (NEED_*) was allowed without a
+ * word, its walk recorded in @s (judged by @s's chain as of verdict_gen
+ * @gen, by a task of cgroup @cgid): remember it (memo_write), unless the
+ * task has moved to another cgroup since, whose sandboxes the chain may
+ * not be.
+ */
+static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u64 gen, __u64 cgid, __u32 need)
 {
 	struct sbx_open_memo *mo;
 	__u32 n;
@@ -797,21 +856,115 @@ static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u
 	if (!n || n > SBX_MEMO_STEPS)
 		return;
 	mo = bpf_inode_storage_get(&open_memo, inode, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!mo || !sbx_trylock(&mo->lock))
+	if (mo)
+		memo_write(mo, s, gen, cgid, need);
+}
+
+/*
+ * How long a write's allow stands for the call's next hook (write_remember):
+ * the open that creates a file after path_mknod, or the truncation after
+ * an open(O_TRUNC), is the same system call, microseconds later.
+ */
+#define WROTE_WINDOW_NS	(1000 * 1000ULL)
+
+/*
+ * @keep when this task was just allowed, without a word, to write dentry
+ * @dentry of mount @mnt (a file path_mknod let it create, or one an
+ * open(O_TRUNC) opened for writing), as of verdict_gen @gen: remember it
+ * for the same call's next hook (write_remembered); otherwise forget what
+ * an earlier call left. In a frame of its own, as fd_use_remember.
+ */
+static __noinline void write_remember(__u64 dentry, __u64 mnt, __u64 gen, bool keep)
+{
+	/* Made here when there is something to keep: without memory, the next hook judges. */
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
+						   keep ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+
+	if (!t)
 		return;
-	MEMO_WORD(mo->seq) = mo->seq + 1;	/* odd: readers stay away */
-	sbx_barrier();
-	memo_record(mo, s, gen, cgid, n);
-	sbx_barrier();
-	MEMO_WORD(mo->seq) = mo->seq + 1;
-	sbx_unlock(&mo->lock);
+	t->wrote.until = 0;
+	if (!keep)
+		return;
+	t->wrote.dentry = dentry;
+	t->wrote.mnt = mnt;
+	t->wrote.cgid = bpf_get_current_cgroup_id();
+	t->wrote.gen = gen;
+	t->wrote.until = bpf_ktime_get_ns() + WROTE_WINDOW_NS;
+}
+
+/*
+ * 1 when write_remember kept this very dentry @dentry of mount @mnt, for
+ * this task in cgroup @cgid, within WROTE_WINDOW_NS, and no sandbox or rule
+ * changed since. The memory is used once, hit or miss, so it stands for
+ * that one system call.
+ */
+static __always_inline int write_remembered(__u64 dentry, __u64 mnt, __u64 cgid)
+{
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	int hit;
+
+	if (!t || !t->wrote.until)
+		return 0;
+	hit = t->wrote.dentry == dentry && t->wrote.mnt == mnt && t->wrote.cgid == cgid &&
+	      t->wrote.gen == verdict_gen && bpf_ktime_get_ns() < t->wrote.until;
+	t->wrote.until = 0;
+	return hit;
+}
+
+/*
+ * 1 when an open for writing only (O_CREAT) needs no judging: the task is
+ * in no sandbox, or path_mknod has just allowed it to create this very
+ * file (write_remembered): the open that creates a file is judged once, at
+ * its path_mknod, with the same path and the same need. An O_RDWR create
+ * is judged again: the read was not asked at path_mknod. So is anything
+ * but a regular file: lookup_open() calls path_mknod before it knows
+ * whether the name exists (a dentry not in the cache), so the open may be
+ * of an existing device node, which judge_fd refuses whatever the path.
+ */
+static __noinline int created_here(struct file *file)
+{
+	__u64 id;
+
+	if (outside_id(&id))
+		return 1;
+	/* Both: the memory goes whatever the file's type. */
+	return write_remembered((__u64)file->f_path.dentry, (__u64)file->f_path.mnt, id) &
+	       ((file->f_inode->i_mode & S_IFMT) == S_IFREG);
+}
+
+/*
+ * 1 when a truncation of dentry @dentry in mount @mnt needs no judging:
+ * the task is in no sandbox, or it is open(O_TRUNC)'s, whose open was just
+ * allowed to write this very file (write_remembered). truncate(2) and
+ * ftruncate(2), and an O_RDONLY|O_TRUNC open, are judged.
+ */
+static __noinline int truncate_opened(__u64 dentry, __u64 mnt)
+{
+	__u64 id;
+
+	return outside_id(&id) || write_remembered(dentry, mnt, id);
+}
+
+/*
+ * After an open of @file asking @need was allowed without a word (as of
+ * verdict_gen @gen): an open(O_TRUNC) for writing truncates the file next,
+ * in the same call, which then asks nothing this open was not just allowed
+ * (truncate_opened). Tested here, after the judging, from the file: a flag
+ * carried through it would have the verifier walk the judging twice.
+ */
+static __always_inline void open_told(struct file *file, __u32 need, __u64 gen)
+{
+	if ((need & NEED_WRITE) && (file->f_flags & O_TRUNC))
+		write_remember((__u64)file->f_path.dentry, (__u64)file->f_path.mnt, gen, true);
 }
 
 /*
  * An open (@flag 0), a received descriptor or a descriptor used: devices
  * first, then the policy. Only file_permission (SBX_EV_FD_USE) caches;
  * on use, a grant allows silently (the open reported it) and an
- * audit-only chain is not judged again.
+ * audit-only chain is not judged again. An open allowed without a word
+ * keeps a memo on @memo (its inode, a trusted pointer; NULL: none) and
+ * tells the truncation that follows, if any (open_told).
  */
 static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag, struct inode *memo, __u64 cgid)
 {
@@ -839,13 +992,18 @@ static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag, s
 	}
 	j.s->emitted = 0;
 	j.s->walk.rec_ok = 0;
-	j.s->walk.rec_want = memo && (type == S_IFREG || type == S_IFDIR);
+	/* Not a write in procfs: there it depends on whose /proc/<pid> the file is under (kernel_fs). */
+	j.s->walk.rec_want = memo && (type == S_IFREG || type == S_IFDIR) &&
+			     !((need & NEED_WRITE) && file->f_inode->i_sb->s_magic == PROC_SUPER_MAGIC);
 	res = resolve_file(file, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, file->f_path.dentry, op, need);
 	if (flag == SBX_EV_FD_USE && !res && !j.s->emitted)
 		fd_use_remember(j.s);
-	if (memo && !res && !j.s->emitted && j.s->walk.rec_ok)
-		memo_keep(memo, j.s, gen, cgid);
+	if (memo && !res && !j.s->emitted) {
+		if (j.s->walk.rec_ok)
+			memo_keep(memo, j.s, gen, cgid, need);
+		open_told(file, need, gen);
+	}
 	return res;
 }
 
@@ -859,66 +1017,6 @@ static __always_inline __u32 file_need(struct file *file)
 	if (file->f_mode & FMODE_WRITE)
 		need |= NEED_WRITE;
 	return need;
-}
-
-/*
- * How long path_mknod's allow of a new file stands for the open creating it
- * (created_here): that open is the same system call, microseconds later.
- */
-#define CREATE_WINDOW_NS	(1000 * 1000ULL)
-
-/*
- * After path_mknod: @keep when it allowed this task to create the regular
- * file of dentry @dentry in mount @mnt, and reported nothing. Then
- * remember it for the open that creates it (created_here); otherwise
- * forget what an earlier call left. In a frame of its own, as
- * fd_use_remember.
- */
-static __noinline void created_remember(__u64 dentry, __u64 mnt, bool keep)
-{
-	/* Made here when there is something to keep: without memory, the open is judged again. */
-	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
-						   keep ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-
-	if (!t)
-		return;
-	t->created.until = 0;
-	if (!keep)
-		return;
-	t->created.dentry = dentry;
-	t->created.mnt = mnt;
-	t->created.cgid = bpf_get_current_cgroup_id();
-	t->created.until = bpf_ktime_get_ns() + CREATE_WINDOW_NS;
-}
-
-/*
- * 1 when an open for writing only (O_CREAT) needs no judging: the task is
- * in no sandbox, or path_mknod has just allowed it to create this very
- * file (same dentry, mount and cgroup, within CREATE_WINDOW_NS): the open
- * that creates a file is judged once, at its path_mknod, with the same
- * path and the same need. The memory is used once, hit or miss, so it
- * stands for that one system call. An O_RDWR create is judged again: the
- * read was not asked at path_mknod. So is anything but a regular file:
- * lookup_open() calls path_mknod before it knows whether the name exists
- * (a dentry not in the cache), so the open may be of an existing device
- * node, which judge_fd refuses whatever the path.
- */
-static __noinline int created_here(struct file *file)
-{
-	struct sbx_task *t;
-	__u64 id;
-	int hit;
-
-	if (outside_id(&id))
-		return 1;
-	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
-	if (!t || !t->created.until)
-		return 0;
-	hit = (file->f_inode->i_mode & S_IFMT) == S_IFREG &&
-	      t->created.dentry == (__u64)file->f_path.dentry && t->created.mnt == (__u64)file->f_path.mnt &&
-	      t->created.cgid == id && bpf_ktime_get_ns() < t->created.until;
-	t->created.until = 0;
-	return hit;
 }
 
 /* --- the directory memo: a directory's judging, remembered for the writes in it -- */
@@ -948,7 +1046,7 @@ struct {
 	__type(key, int);
 	__type(value, struct dir_memo);
 } dir_memo SEC(".maps");
-_Static_assert(sizeof(struct dir_memo) == 376, "docs/design.md gives a directory memo's size");
+_Static_assert(sizeof(struct dir_memo) == 384, "docs/design.md gives a directory memo's size");
 
 /* The memo's matcher state into a work slot, 8 bytes at a time: on every write the memo allows, so no helper call. */
 static __always_inline void fs_state_copy(struct fs_state *to, const struct fs_state *from)
@@ -1050,7 +1148,7 @@ static __noinline void dir_memo_keep(struct inode *dinode, const struct path *di
 		return;
 	MEMO_WORD(dm->path.seq) = dm->path.seq + 1;	/* odd: readers stay away */
 	sbx_barrier();
-	memo_record(&dm->path, s, gen, cgid, n);	/* n 0: the marker */
+	memo_record(&dm->path, s, gen, cgid, n, SBX_MEMO_WRITE);	/* n 0: the marker */
 	if (n && bpf_probe_read_kernel(&dm->st, sizeof(dm->st), &s->match))
 		dm->path.n = 0;	/* never (map memory to map memory); and then it allows nothing */
 	sbx_barrier();
@@ -1063,7 +1161,7 @@ static __noinline void dir_memo_keep(struct inode *dinode, const struct path *di
  * pointer for inode storage): by the directory's memo if it holds, else
  * judged, and then the memo kept. @created: path_mknod of a regular file,
  * whose open is then not judged again (created_here); any other mknod
- * forgets what an earlier one left.
+ * forgets what an earlier call left.
  */
 static __always_inline int judge_in_dir(struct inode *dinode, const struct path *dir, struct dentry *dentry,
 					__u32 op, int created)
@@ -1078,7 +1176,7 @@ static __always_inline int judge_in_dir(struct inode *dinode, const struct path 
 	says = dir_memo_says(dinode, dir, dentry, op, id);
 	if (says == DIR_MEMO_ALLOWS) {
 		if (created >= 0)
-			created_remember((__u64)dentry, (__u64)dir->mnt, created);
+			write_remember((__u64)dentry, (__u64)dir->mnt, gen, created);
 		return 0;
 	}
 	res = judge_begin_as(&j, true);
@@ -1088,7 +1186,7 @@ static __always_inline int judge_in_dir(struct inode *dinode, const struct path 
 	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, dentry, op, NEED_WRITE);
 	if (created >= 0)
-		created_remember((__u64)dentry, (__u64)dir->mnt, created && !res && !j.s->emitted);
+		write_remember((__u64)dentry, (__u64)dir->mnt, gen, created && !res && !j.s->emitted);
 	if (!res && !j.s->emitted && says == DIR_MEMO_JUDGE)
 		dir_memo_keep(dinode, dir, j.s, gen, id);
 	return res;
@@ -1097,8 +1195,8 @@ static __always_inline int judge_in_dir(struct inode *dinode, const struct path 
 SBX_LSM(file_open, fs_file_open, struct file *file)
 {
 	struct inode *inode = file->f_inode;	/* trusted, for the memo's inode storage */
+	__u64 id, gen;
 	__u32 need;
-	__u64 id;
 
 	file = UNTRUSTED(file, file);
 
@@ -1106,13 +1204,18 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	if ((file->f_flags & __FMODE_EXEC) && arming_set)
 		sbx_arm_current();
 	need = file_need(file);
+	if (!need)
+		return 0;	/* O_PATH */
 	if (need == NEED_WRITE && (file->f_flags & O_CREAT) && created_here(file))
 		return 0;
-	if (need != NEED_READ)
-		return need ? judge_fd(file, need, 0, NULL, 0) : 0;
-	/* A read-only open: allowed at once if the memo of an earlier one still holds. @id: the task's cgroup. */
-	if (outside_id(&id) || memo_holds(inode, file, id))
+	gen = verdict_gen;	/* before the memo is read: what open_told tells is of then */
+	/* Allowed at once if the memo of an earlier open still holds and allowed this much. @id: the task's cgroup. */
+	if (outside_id(&id))
 		return 0;
+	if (memo_holds(inode, file, id, need)) {
+		open_told(file, need, gen);
+		return 0;
+	}
 	return judge_fd(file, need, 0, inode, id);
 }
 
@@ -1233,9 +1336,12 @@ SBX_LSM(path_rename, fs_path_rename, const struct path *old_dir, struct dentry *
 			 flags & RENAME_EXCHANGE);
 }
 
+/* truncate(2); on 6.1 also ftruncate and open(O_TRUNC), whose open was judged a moment before (truncate_opened). */
 SBX_LSM(path_truncate, fs_path_truncate, const struct path *path)
 {
 	path = UNTRUSTED(path, path);
+	if (truncate_opened((__u64)path->dentry, (__u64)path->mnt))
+		return 0;
 	return judge_one(path->dentry, path->mnt, SBX_OP_TRUNCATE, NEED_WRITE);
 }
 
@@ -1243,6 +1349,8 @@ SBX_LSM(path_truncate, fs_path_truncate, const struct path *path)
 SBX_LSM(file_truncate, fs_file_truncate, struct file *file)
 {
 	file = UNTRUSTED(file, file);
+	if (truncate_opened((__u64)file->f_path.dentry, (__u64)file->f_path.mnt))
+		return 0;
 	return judge_file(file, SBX_OP_TRUNCATE, NEED_WRITE);
 }
 

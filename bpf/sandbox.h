@@ -162,23 +162,25 @@ struct sbx_scratch {
 };
 
 /*
- * The file path_mknod last let this task create (fs.bpf.c created_here):
- * the open that creates it, in the same call, is not judged again.
+ * The file this task was last let write without a word, by path_mknod (a
+ * create) or by an open(O_TRUNC) (fs.bpf.c write_remember): the open that
+ * creates it, or the truncation that follows the open, in the same call,
+ * is not judged again.
  */
-struct sbx_created {
-	__u64 dentry, mnt, cgid, until;	/* until 0: none */
+struct sbx_wrote {
+	__u64 dentry, mnt, cgid, gen, until;	/* until 0: none */
 };
 
 /*
  * What outlives one hook call, per sandboxed task (task storage, small):
  * descriptor uses recently allowed (fs.bpf.c file_permission), the file
- * just created. Made by the first call that keeps something there
- * (fs.bpf.c fd_use_remember, created_remember): tasks outside every
+ * just let write. Made by the first call that keeps something there
+ * (fs.bpf.c fd_use_remember, write_remember): tasks outside every
  * sandbox get none.
  */
 struct sbx_task {
 	struct sbx_fd_seen fd_seen[SBX_FD_CACHE];
-	struct sbx_created created;
+	struct sbx_wrote wrote;
 };
 
 /* Judging calls at once on one CPU (preempted or nested); one more fails closed. */
@@ -886,7 +888,7 @@ static __always_inline bool judge_own_cgroup(struct judge *j)
  * (judge_own_cgroup, else its chain): a task the outside cache does not know
  * claims a slot for that one call. Task storage is not read here: the
  * calls that keep something in it make it (fd_use_remember,
- * created_remember), so a judged open pays no lookup for it.
+ * write_remember), so a judged open pays no lookup for it.
  */
 static __always_inline int judge_memory(struct judge *j)
 {

@@ -571,15 +571,20 @@ struct sbx_kernel_ids {
 
 /*
  * The open memo (bpf/fs.bpf.c, inode storage `open_memo`; docs/design.md):
- * what a read-only open that was allowed without a word was judged with.
- * Userspace reads it only in tests (tests/vm/sbx-memo.c: the map's key is
- * a descriptor of the file). One writer at a time (lock); readers check
- * seq as a seqlock's: odd while it is written, the same before and after.
+ * what an open that was allowed without a word was judged with, and for
+ * which access (need). Userspace reads it only in tests (tests/vm/sbx-memo.c:
+ * the map's key is a descriptor of the file). One writer at a time (lock);
+ * readers check seq as a seqlock's: odd while it is written, the same
+ * before and after.
  */
+#define SBX_MEMO_READ		1	/* need: an open for reading was allowed (fs_judge.h NEED_READ) */
+#define SBX_MEMO_WRITE		2	/* … for writing (NEED_WRITE) */
 struct sbx_open_memo {
 	__u64 lock;		/* 64 bits: the compare-and-swap the default BPF ISA has */
 	__u32 seq;
 	__u32 n;		/* steps in p */
+	__u32 need;		/* SBX_MEMO_READ | SBX_MEMO_WRITE: what was allowed of this path */
+	__u32 pad;
 	__u64 cgid;		/* the task's cgroup */
 	__u64 gen;		/* verdict_gen when the open began */
 	__u64 mnt;		/* the file's mount (struct vfsmount) */

@@ -14,8 +14,6 @@ CG=/sys/fs/cgroup/e2e-cache
 mkdir -p "$W/data" "$CG"
 echo secret >"$W/data/secret"
 echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data\" ], \"allowWrite\": [ \"$W\" ] } }" >"$W/deny.json"
-# in CG CMD…: CMD run in cgroup CG.
-in_cg() { cg=$1; shift; sh -c 'echo $$ >'"$cg"'/cgroup.procs && exec "$@"' sh "$@"; }
 judging() { sbx-bpf status --json | jq -r '.descriptor_judging'; }
 
 sbx-bpf daemon --events "$W/ev.json" 2>"$W/d.err" &

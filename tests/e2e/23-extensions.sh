@@ -31,6 +31,8 @@ mkdir -p "$W/data" "$W/fresh" "$CG"
 echo secret >"$W/data/secret"
 echo open >"$W/open"
 echo open >"$W/open2"
+echo written >"$W/wfile"
+echo written >"$W/wfile2"
 touch "$W/ren1" "$W/ren2"
 echo "{ \"filesystem\": { \"denyRead\": [ \"$W/data\" ], \"allowWrite\": [ \"$W\" ] } }" >"$W/p.json"
 
@@ -67,6 +69,10 @@ for line in cmd:
             os.mkdir(path)
         elif op == "create":
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+        elif op == "write":
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+        elif op == "truncate":
+            os.truncate(path, 0)
         elif op == "rmdir":
             os.rmdir(path)
         elif op == "rename":
@@ -95,6 +101,7 @@ check linked/open-allowed "$(ask open "$W/open")" OK
 check linked/open-denied "$(ask open "$W/data/secret")" EACCES
 check linked/mkdir-allowed "$(ask mkdir "$W/made1")" OK
 check linked/create-allowed "$(ask create "$W/new1")" OK
+check linked/write-allowed "$(ask write "$W/wfile")" OK
 check linked/rename-allowed "$(ask rename "$W/ren1")" OK
 check linked/chmod-allowed "$(ask chmod "$W/open")" OK
 check linked/nice-self-allowed "$(ask nice self)" OK
@@ -126,6 +133,11 @@ for p in resolve_in@fs_file_open fs_match@fs_path_rename sbx_emit@task_file_fcnt
 	sbx_judge_path@fs_path_mknod sbx_unjudged@fs_file_open; do
 	rm "$PIN/ext/$p"
 done
+# The truncation's walk too: path_truncate's (truncate(2); on 6.1 also open(O_TRUNC)'s) and, on 6.2+,
+# file_truncate's (open(O_TRUNC)'s).
+for p in resolve_in@fs_path_truncate resolve_in@fs_file_truncate; do
+	[ ! -e "$PIN/ext/$p" ] || rm "$PIN/ext/$p"
+done
 counter() { sbx-bpf status --json | jq -r ".counters.$1"; }
 # First, so that the records after it in the ring buffer show it sent none.
 lost0=$(counter events_lost) violations0=$(counter violations)
@@ -136,6 +148,14 @@ check stand-in/setown-violation-counted "$(($(counter violations) - violations0)
 # (fs.bpf.c), which lets it go without the walk.
 check stand-in/open-refused "$(ask open "$W/open2")" EACCES
 check stand-in/memo-still-allows "$(ask open "$W/open")" OK
+# The same for a write: a file opened for writing before (linked/write-allowed) is opened and
+# truncated again (O_TRUNC: its truncation asks nothing its open was not just allowed); one never
+# written, and a truncate(2), which is judged, are refused.
+echo again >"$W/wfile"
+check stand-in/write-memo-still-allows "$(ask write "$W/wfile")" OK
+check stand-in/write-truncated "$(stat -c %s "$W/wfile")" 0
+check stand-in/write-refused "$(ask write "$W/wfile2")" EACCES
+check stand-in/truncate-refused "$(ask truncate "$W/wfile")" EACCES
 check stand-in/rename-refused "$(ask rename "$W/ren2")" EACCES
 [ -e "$W/ren2" ] && pass stand-in/nothing-renamed || fail stand-in/nothing-renamed "$W/ren2 is gone"
 # The stand-ins below send no record: each refusal is counted.

@@ -26,8 +26,6 @@ EOF
 cat >"$W/p8.json" <<EOF
 { "filesystem": { "denyRead": [ "$W/pub8" ], "allowWrite": [ "$W/ws" ] } }
 EOF
-# in CG CMD…: CMD run in cgroup CG.
-in_cg() { cg=$1; shift; sh -c 'echo $$ >'"$cg"'/cgroup.procs && exec "$@"' sh "$@"; }
 probe() { in_cg "$CG" sbx-probe "$@" 2>/dev/null; }
 # dirprobe DIR: open DIR read-only (sbx-probe reads a byte, which a directory refuses).
 dirprobe() {
@@ -42,13 +40,6 @@ except OSError as e:
 CGID=$(stat -c %i "$CG")
 # kept NAME FILE: the memo of FILE is CG's.
 kept() { memo_kept "$1" "$CG" "$2"; }
-# denied_event NAME PATH [CGROUP-DIR]: a read of PATH refused with EACCES, reported.
-denied_event() {
-	wait_event "$1" "$W/ev.json" \
-		"any(.[]; .type == \"violation\" and .op == \"read\" and .path == \"$2\" and .errno == 13 and
-		 .cgroup_id == $(stat -c %i "${3:-$CG}"))"
-}
-
 memo_daemon "$W/p.json" "$W/p7.json"
 
 # --- kept, and used --------------------------------------------------------------------------
@@ -59,32 +50,32 @@ check kept/dir-open "$(dirprobe "$W/pub/a")" OK
 kept kept/dir-memo "$W/pub/a"
 check kept/denied-still "$(probe open "$W/sec/x")" EACCES
 check kept/no-memo-for-a-denial "$(sbx-memo "$W/sec/x")" none
-denied_event kept/denied-event "$W/sec/x"
+memo_denied kept/denied-event read "$W/sec/x"
 
 # --- the path changes under it -----------------------------------------------------------------
 # A directory above the file moved (outside the sandbox) into a denied one.
 mv "$W/pub" "$W/sec/pub"
 check parent-moved/denied "$(probe open "$W/sec/pub/a/f")" EACCES
-denied_event parent-moved/event "$W/sec/pub/a/f"
+memo_denied parent-moved/event read "$W/sec/pub/a/f"
 check parent-moved/dir-denied "$(dirprobe "$W/sec/pub/a")" EACCES
 # A directory above it renamed in place: the same parent, a denied name.
 check renamed/open "$(probe open "$W/pub2/f")" OK
 kept renamed/memo "$W/pub2/f"
 mv "$W/pub2" "$W/sec2"
 check renamed/denied "$(probe open "$W/sec2/f")" EACCES
-denied_event renamed/event "$W/sec2/f"
+memo_denied renamed/event read "$W/sec2/f"
 # The file itself moved into a denied directory.
 check file-moved/open "$(probe open "$W/pub3/g")" OK
 kept file-moved/memo "$W/pub3/g"
 mv "$W/pub3/g" "$W/sec/g"
 check file-moved/denied "$(probe open "$W/sec/g")" EACCES
-denied_event file-moved/event "$W/sec/g"
+memo_denied file-moved/event read "$W/sec/g"
 # A hard link to the file made in a denied directory: the same inode, another path.
 check link/open "$(probe open "$W/pub4/h")" OK
 kept link/memo "$W/pub4/h"
 ln "$W/pub4/h" "$W/sec/h"
 check link/denied "$(probe open "$W/sec/h")" EACCES
-denied_event link/event "$W/sec/h"
+memo_denied link/event read "$W/sec/h"
 check link/first-name-still-allowed "$(probe open "$W/pub4/h")" OK
 # The file system it is on moved into a denied directory.
 mount -t tmpfs memo-m1 "$W/m1" && echo data >"$W/m1/f"
@@ -92,7 +83,7 @@ check mount-moved/open "$(probe open "$W/m1/f")" OK
 kept mount-moved/memo "$W/m1/f"
 if mount --move "$W/m1" "$W/sec/m1" 2>"$W/move.err"; then
 	check mount-moved/denied "$(probe open "$W/sec/m1/f")" EACCES
-	denied_event mount-moved/event "$W/sec/m1/f"
+	memo_denied mount-moved/event read "$W/sec/m1/f"
 	umount "$W/sec/m1"
 else
 	fail mount-moved/move "$(cat "$W/move.err")"
@@ -102,7 +93,7 @@ check bind/open "$(probe open "$W/pub5/f")" OK
 kept bind/memo "$W/pub5/f"
 mount --bind "$W/pub5" "$W/sec/b"
 check bind/denied "$(probe open "$W/sec/b/f")" EACCES
-denied_event bind/event "$W/sec/b/f"
+memo_denied bind/event read "$W/sec/b/f"
 umount "$W/sec/b"
 # The file system cut loose (umount -l) while a task inside holds a directory of it: its
 # files have no path any more, and are refused as unresolved.
@@ -148,12 +139,12 @@ kept policy/memo "$W/pub6/f"
 sbx-bpf attach "$CG" --policy "$W/p6.json" 2>>"$W/a.err"
 check policy/reattach "$?" 0
 check policy/denied "$(probe open "$W/pub6/f")" EACCES
-denied_event policy/event "$W/pub6/f"
+memo_denied policy/event read "$W/pub6/f"
 # A task of another sandbox, whose policy denies the file CG's task opened: the memo is CG's.
 check other/open "$(probe open "$W/pub7/f")" OK
 kept other/memo "$W/pub7/f"
 check other/denied "$(in_cg "$CG2" sbx-probe open "$W/pub7/f")" EACCES
-denied_event other/event "$W/pub7/f" "$CG2"
+memo_denied other/event read "$W/pub7/f" "$CG2"
 # A sandbox attached above one whose task the memo allowed.
 sbx-bpf attach "$TOP/inner" --policy "$W/p.json" 2>>"$W/a.err"
 check above/attach-inner "$?" 0
@@ -162,26 +153,10 @@ memo_kept above/memo "$TOP/inner" "$W/pub8/f"
 sbx-bpf attach "$TOP" --policy "$W/p8.json" 2>>"$W/a.err"
 check above/attach-top "$?" 0
 check above/denied "$(in_cg "$TOP/inner" sbx-probe open "$W/pub8/f")" EACCES
-denied_event above/event "$W/pub8/f" "$TOP/inner"
+memo_denied above/event read "$W/pub8/f" "$TOP/inner"
 
 # --- never kept for a reported open ----------------------------------------------------------
-sbx-bpf attach "$CGA" --audit --policy "$W/p.json" 2>>"$W/a.err"
-check audit/attach "$?" 0
-check audit/open "$(in_cg "$CGA" sbx-probe open "$W/sec/y")" OK
-check audit/no-memo "$(sbx-memo "$W/sec/y")" none
-wait_event audit/event "$W/ev.json" \
-	"any(.[]; .op == \"read\" and .path == \"$W/sec/y\" and .verdict == \"audit\" and
-	 .cgroup_id == $(stat -c %i "$CGA"))"
-sbx-bpf attach "$CGG" --policy "$W/p.json" 2>>"$W/a.err"
-check grant/attach "$?" 0
-sbx-bpf grant "$CGG" --read "$W/sec/y" --ttl 60s >"$W/g.out" 2>&1
-check grant/exit "$?" 0
-check grant/open "$(in_cg "$CGG" sbx-probe open "$W/sec/y")" OK
-check grant/no-memo "$(sbx-memo "$W/sec/y")" none
-sbx-bpf revoke "$CGG" "$(sed -n 's/^grant \([0-9]*\):.*/\1/p' "$W/g.out")" >"$W/r.out" 2>&1
-check grant/revoke "$?" 0
-check grant/denied-after-revoke "$(in_cg "$CGG" sbx-probe open "$W/sec/y")" EACCES
-denied_event grant/event "$W/sec/y" "$CGG"
+memo_never_reported read "$W/sec/y" r
 
 memo_cgroups_end
 exit 0

@@ -52,16 +52,52 @@ scratch_disk() {
 	mkfs.ext4 -q -F /dev/vda 2>>"$W/err-disk" && mkdir -p "$1" && mount /dev/vda "$1" 2>>"$W/err-disk"
 }
 
-# memo_kept NAME CGROUP-DIR SBX-MEMO-ARGS…: sbx-memo shows a memo, with steps, made by a task of
-# that cgroup (tests/vm/sbx-memo.c: a file's open memo, or --dir DIR's directory memo).
+# memo_kept NAME CGROUP-DIR [need=NEED] SBX-MEMO-ARGS…: sbx-memo shows a memo, with steps, made
+# by a task of that cgroup (tests/vm/sbx-memo.c: a file's open memo, or --dir DIR's directory
+# memo), and, with need=, allowing exactly NEED (r, w or rw).
 memo_kept() {
-	_name=$1 _cg=$2
+	_name=$1 _cg=$2 _need=
 	shift 2
+	case "$1" in need=*) _need=" $1"; shift ;; esac
 	_got=$(sbx-memo "$@" 2>&1)
 	case "$_got" in
-	"cgroup=$(stat -c %i "$_cg") steps="[1-9]*) pass "$_name" ;;
-	*) fail "$_name" "sbx-memo $*: $_got" ;;
+	"cgroup=$(stat -c %i "$_cg") steps="[1-9]*"$_need") pass "$_name" ;;
+	*) fail "$_name" "sbx-memo $*: $_got${_need:+ (wanted$_need)}" ;;
 	esac
+}
+
+# in_cg CGROUP-DIR CMD…: CMD run in that cgroup.
+in_cg() { _cg=$1; shift; sh -c 'echo $$ >'"$_cg"'/cgroup.procs && exec "$@"' sh "$@"; }
+
+# memo_denied NAME OP PATH [CGROUP-DIR]: OP of PATH by a task of that cgroup (CG's by default)
+# refused with EACCES, and reported so in $W/ev.json.
+memo_denied() {
+	wait_event "$1" "$W/ev.json" \
+		"any(.[]; .type == \"violation\" and .op == \"$2\" and .path == \"$3\" and .errno == 13 and
+		 .verdict == \"denied\" and .cgroup_id == $(stat -c %i "${4:-$CG}"))"
+}
+
+# memo_never_reported OP PATH MODE: an OP (read or write) of PATH (sbx-probe open PATH MODE) that is
+# reported keeps no memo of PATH: by a task of CGA, attached here auditing $W/p.json, and by one of
+# CGG, attached under it and granted the OP of PATH, which is refused once the grant is revoked.
+memo_never_reported() {
+	sbx-bpf attach "$CGA" --audit --policy "$W/p.json" 2>>"$W/a.err"
+	check audit/attach "$?" 0
+	check "audit/$1" "$(in_cg "$CGA" sbx-probe open "$2" "$3" 2>/dev/null)" OK
+	check audit/no-memo "$(sbx-memo "$2")" none
+	wait_event audit/event "$W/ev.json" \
+		"any(.[]; .op == \"$1\" and .path == \"$2\" and .verdict == \"audit\" and
+		 .cgroup_id == $(stat -c %i "$CGA"))"
+	sbx-bpf attach "$CGG" --policy "$W/p.json" 2>>"$W/a.err"
+	check grant/attach "$?" 0
+	sbx-bpf grant "$CGG" "--$1" "$2" --ttl 60s >"$W/g.out" 2>&1
+	check grant/exit "$?" 0
+	check "grant/$1" "$(in_cg "$CGG" sbx-probe open "$2" "$3" 2>/dev/null)" OK
+	check grant/no-memo "$(sbx-memo "$2")" none
+	sbx-bpf revoke "$CGG" "$(sed -n 's/^grant \([0-9]*\):.*/\1/p' "$W/g.out")" >"$W/r.out" 2>&1
+	check grant/revoke "$?" 0
+	check grant/denied-after-revoke "$(in_cg "$CGG" sbx-probe open "$2" "$3" 2>/dev/null)" EACCES
+	memo_denied grant/event "$1" "$2" "$CGG"
 }
 
 # memo_cgroups NAME: the cgroups the memo tests (25, 26) judge from, made under /sys/fs/cgroup:

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * sbx-memo — what the loaded programs remember of a read-only open of a
- * file (bpf/fs.bpf.c, the open memo) or of the writes in a directory (the
- * directory memo), for tests/e2e/25-open-memo.sh and 26-dir-memo.sh: that
- * a memo is kept where it should be, and not where it must not be.
+ * sbx-memo — what the loaded programs remember of an open of a file
+ * (bpf/fs.bpf.c, the open memo) or of the writes in a directory (the
+ * directory memo), for tests/e2e/25-open-memo.sh, 26-dir-memo.sh and
+ * 27-write-memo.sh: that a memo is kept where it should be, and not where
+ * it must not be.
  *
- *   sbx-memo FILE        print "cgroup=ID steps=N" for each loaded open_memo
- *                        map holding a memo of FILE's inode, or "none"
+ *   sbx-memo FILE        print "cgroup=ID steps=N need=r|w|rw" for each
+ *                        loaded open_memo map holding a memo of FILE's
+ *                        inode (need: what it allowed), or "none"
  *   sbx-memo --dir DIR   the same for the dir_memo maps and DIR's inode
  *
  * The map is inode storage: its key is a descriptor of the file, opened
@@ -69,7 +71,8 @@ int main(int argc, char **argv)
 		if (r > 0) {
 			maps++;
 			if (!bpf_map_lookup_elem(fd, &file, value)) {
-				printf("cgroup=%llu steps=%u\n", (unsigned long long)m->cgid, m->n);
+				printf("cgroup=%llu steps=%u need=%s%s\n", (unsigned long long)m->cgid, m->n,
+				       m->need & SBX_MEMO_READ ? "r" : "", m->need & SBX_MEMO_WRITE ? "w" : "");
 				found++;
 			} else if (errno != ENOENT) {
 				r = -1;
