@@ -15,25 +15,27 @@
 . /sbx/tests/e2e/lib.sh
 
 memo_cgroups wmemo
-for d in ws/sec ws/m ws/p ws/o ro; do mkdir -p "$W/$d"; done
-for f in ro/f ro/y ws/sec/f ws/g ws/h ws/t ws/m/f ws/mr ws/f2 ws/l ws/p/f ws/o/f; do echo data >"$W/$f"; done
+for d in ws/sec ws/m ws/p ws/o ws/g2 ro x2; do mkdir -p "$W/$d"; done
+for f in ro/f ro/n ro/y ws/sec/f ws/g ws/h ws/t ws/m/f ws/mr ws/f2 ws/l ws/p/f ws/o/f ws/g2/f x2/f; do
+	echo data >"$W/$f"
+done
 # /proc is writable, so that a task's own /proc/<pid> is (kernel_fs) and another's is not.
 cat >"$W/p.json" <<EOF
 { "filesystem": { "denyRead": [ "$W/ws/sec" ], "allowWrite": [ "$W/ws", "/proc" ] } }
 EOF
-# p2: the same without $W/ws/p
+# p2: the same without $W/ws/p, and $W/ws/g2 writable but not readable
 cat >"$W/p2.json" <<EOF
-{ "filesystem": { "denyRead": [ "$W/ws/sec" ], "allowWrite": [ "$W/ws/m", "$W/ws/o", "/proc" ] } }
+{ "filesystem": { "denyRead": [ "$W/ws/sec", "$W/ws/g2" ], "allowWrite": [ "$W/ws/m", "$W/ws/o", "$W/ws/g2", "/proc" ] } }
 EOF
-# pe: another sandbox's, which may write nothing of $W
+# pe: another sandbox's, which may write $W/x2 (not read it) and nothing else of $W
 cat >"$W/pe.json" <<EOF
-{ "filesystem": { "allowWrite": [ "/tmp/elsewhere" ] } }
+{ "filesystem": { "denyRead": [ "$W/x2" ], "allowWrite": [ "$W/x2" ] } }
 EOF
 probe() { in_cg "$CG" sbx-probe "$@" 2>/dev/null; }
-# open_only FILE: open FILE read-only and close it, reading nothing: the open's verdict alone
-# (sbx-probe reads a byte, which file_permission judges again in these sandboxes).
+# open_only FILE [CGROUP-DIR]: open FILE read-only and close it, reading nothing: the open's
+# verdict alone (sbx-probe reads a byte, which file_permission judges again in these sandboxes).
 open_only() {
-	in_cg "$CG" python3 -B -c '
+	in_cg "${2:-$CG}" python3 -B -c '
 import errno, os, sys
 try:
     os.close(os.open(sys.argv[1], os.O_RDONLY))
@@ -87,6 +89,11 @@ memo_denied trunc/rdonly-event truncate "$W/ro/f"
 check trunc/rdonly-kept-data "$(cat "$W/ro/f")" data
 check trunc/truncate-denied "$(probe truncate "$W/ro/f")" EACCES
 check trunc/truncate-kept-data "$(cat "$W/ro/f")" data
+# The note is for its own file: an open(O_TRUNC) that made its file leaves one (no truncation
+# follows), and the same task's truncate(2) of a file it may not write, at once, is judged.
+check trunc/note-other-file "$(probe open-truncate "$W/ws/nf" rwtrunc "$W/ro/n")" EACCES
+memo_denied trunc/note-other-file-event truncate "$W/ro/n"
+check trunc/note-other-file-kept-data "$(cat "$W/ro/n")" data
 
 # --- procfs: a write there is the writer's own /proc/<pid> or refused, so no memo --------------
 # A task of the sandbox writes its own comm (allowed), then another of the same sandbox tries it.
@@ -158,18 +165,33 @@ memo_denied link/event write "$W/ro/l"
 check link/first-name-still-allowed "$(probe open "$W/ws/l" w)" OK
 
 # --- the sandboxes change --------------------------------------------------------------------
-# The policy replaced by one that allows no write there.
+# The policy replaced by one that allows no write there; and by one under which a file read
+# before may be written but not read: the write's memo keeps nothing of the old policy's read.
 check policy/write "$(probe open "$W/ws/p/f" w)" OK
 kept policy/memo "$W/ws/p/f" w
+check policy/read "$(probe open "$W/ws/g2/f")" OK
+kept policy/read-memo "$W/ws/g2/f" r
 sbx-bpf attach "$CG" --policy "$W/p2.json" 2>>"$W/a.err"
 check policy/reattach "$?" 0
 check policy/denied "$(probe open "$W/ws/p/f" w)" EACCES
 memo_denied policy/event write "$W/ws/p/f"
+check policy/write-after "$(probe open "$W/ws/g2/f" w)" OK
+kept policy/write-after-memo "$W/ws/g2/f" w
+check policy/read-denied "$(open_only "$W/ws/g2/f")" EACCES
+memo_denied policy/read-event read "$W/ws/g2/f"
 # A task of another sandbox, whose policy allows no write of the file CG's task wrote.
 check other/write "$(probe open "$W/ws/o/f" w)" OK
 kept other/memo "$W/ws/o/f" w
 check other/denied "$(in_cg "$CG2" sbx-probe open "$W/ws/o/f" w 2>/dev/null)" EACCES
 memo_denied other/event write "$W/ws/o/f" "$CG2"
+# CG reads a file the other sandbox may write but not read; the other's write keeps nothing of
+# CG's read.
+check other-merge/read "$(probe open "$W/x2/f")" OK
+kept other-merge/read-memo "$W/x2/f" r
+check other-merge/write "$(in_cg "$CG2" sbx-probe open "$W/x2/f" w 2>/dev/null)" OK
+memo_kept other-merge/write-memo "$CG2" need=w "$W/x2/f"
+check other-merge/read-denied "$(open_only "$W/x2/f" "$CG2")" EACCES
+memo_denied other-merge/read-event read "$W/x2/f" "$CG2"
 
 # --- never kept for a reported write ----------------------------------------------------------
 memo_never_reported write "$W/ro/y" w

@@ -9,10 +9,14 @@
  *                                   creat = O_CREAT|O_EXCL|O_WRONLY,
  *                                   rwcreat = O_CREAT|O_EXCL|O_RDWR,
  *                                   wcreat = O_CREAT|O_WRONLY (may exist),
- *                                   rtrunc = O_RDONLY|O_TRUNC
+ *                                   rtrunc = O_RDONLY|O_TRUNC,
+ *                                   rwtrunc = O_RDWR|O_CREAT|O_TRUNC
  *   sbx-probe creat-open NEW PATH   mknod(NEW, S_IFREG), then at once
  *                                   open(PATH, wcreat): PATH's result, or
  *                                   "first-ERRNO" if NEW could not be made
+ *   sbx-probe open-truncate FIRST MODE PATH   open(FIRST, MODE) and close
+ *                                   it, then at once truncate(PATH, 0):
+ *                                   PATH's result, or "first-ERRNO"
  *   sbx-probe openat2 DIR PATH RESOLVE[,RESOLVE…] [r|w]
  *                                   RESOLVE: beneath in_root no_symlinks
  *                                   no_magiclinks no_xdev none
@@ -138,6 +142,7 @@ static int open_flags(const char *mode)
 		{ "a", O_WRONLY | O_APPEND }, { "creat", O_WRONLY | O_CREAT | O_EXCL },
 		{ "rwcreat", O_RDWR | O_CREAT | O_EXCL }, { "wcreat", O_WRONLY | O_CREAT },
 		{ "trunc", O_WRONLY | O_TRUNC }, { "rtrunc", O_RDONLY | O_TRUNC },
+		{ "rwtrunc", O_RDWR | O_CREAT | O_TRUNC },
 	};
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
@@ -180,6 +185,23 @@ static int do_creat_open(const char *first, const char *second)
 		return 1;
 	}
 	return opened(open(second, O_WRONLY | O_CREAT | O_CLOEXEC, 0644), O_WRONLY);
+}
+
+/*
+ * An open that leaves its task a note for its truncation (bpf/fs.bpf.c
+ * open_told), then at once a truncate(2) of another file: judged on its
+ * own path, whatever the note says.
+ */
+static int do_open_truncate(const char *first, const char *mode, const char *path)
+{
+	int fd = open(first, open_flags(mode) | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		printf("first-%s\n", errno_name(errno));
+		return 1;
+	}
+	close(fd);
+	return report(truncate(path, 0));
 }
 
 static int do_openat2(const char *dir, const char *path, const char *resolve, const char *mode)
@@ -529,6 +551,8 @@ int main(int argc, char **argv)
 		return do_open(a, b ? b : "r");
 	if (!strcmp(op, "creat-open") && b)
 		return do_creat_open(a, b);
+	if (!strcmp(op, "open-truncate") && c)
+		return do_open_truncate(a, b, c);
 	if (!strcmp(op, "uring-open"))
 		return do_uring_open(a, b ? b : "r");
 	if (!strcmp(op, "mkdir"))
