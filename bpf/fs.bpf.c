@@ -230,6 +230,16 @@ static __always_inline bool kernel_fs(struct dentry *d)
 	return false;
 }
 
+/*
+ * 1 for a file of procfs @sb, where a write's verdict depends on whose
+ * /proc/<pid> the file is under (kernel_fs), not on its path alone: no
+ * memo keeps such a write.
+ */
+static __always_inline bool write_by_task(const struct super_block *sb)
+{
+	return sb->s_magic == PROC_SUPER_MAGIC;
+}
+
 /* --- judging ------------------------------------------------------------------ */
 
 #include "fs_judge.h"
@@ -767,6 +777,12 @@ static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 c
 	return same && MEMO_WORD(mo->seq) == seq;
 }
 
+/* A recorded walk of @n steps a memo can hold: 1 to SBX_MEMO_STEPS. */
+static __always_inline bool memo_fits(__u32 n)
+{
+	return n && n <= SBX_MEMO_STEPS;
+}
+
 /*
  * The walk recorded in @s, as of verdict_gen @gen for a task of cgroup
  * @cgid, allowed @need (SBX_MEMO_*), into @mo (whose lock the caller holds).
@@ -826,7 +842,7 @@ __noinline int memo_write(struct sbx_open_memo *mo, struct sbx_scratch *s, __u64
 	if (!mo || !s)
 		return 0;
 	n = s->walk.rec_n;
-	if (!n || n > SBX_MEMO_STEPS || !sbx_trylock(&mo->lock))
+	if (!memo_fits(n) || !sbx_trylock(&mo->lock))
 		return 0;
 	need |= memo_same_walk_need(mo, s, gen, cgid, n);
 	MEMO_WORD(mo->seq) = mo->seq + 1;	/* odd: readers stay away */
@@ -848,12 +864,11 @@ __noinline int memo_write(struct sbx_open_memo *mo, struct sbx_scratch *s, __u64
 static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u64 gen, __u64 cgid, __u32 need)
 {
 	struct sbx_open_memo *mo;
-	__u32 n;
 
 	if (!inode || !s || !s->walk.rec_ok || bpf_get_current_cgroup_id() != cgid)
 		return;
-	n = s->walk.rec_n;
-	if (!n || n > SBX_MEMO_STEPS)
+	/* Tested before the storage is made; memo_write, verified on its own, tests it again. */
+	if (!memo_fits(s->walk.rec_n))
 		return;
 	mo = bpf_inode_storage_get(&open_memo, inode, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (mo)
@@ -868,37 +883,63 @@ static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u
 #define WROTE_WINDOW_NS	(1000 * 1000ULL)
 
 /*
- * @keep when this task was just allowed, without a word, to write dentry
- * @dentry of mount @mnt (a file path_mknod let it create, or one an
- * open(O_TRUNC) opened for writing), as of verdict_gen @gen: remember it
- * for the same call's next hook (write_remembered); otherwise forget what
- * an earlier call left. In a frame of its own, as fd_use_remember.
+ * What a note left by write_remember is for: the open that follows a
+ * create (created_here), or the truncation that follows an open(O_TRUNC)
+ * (truncate_opened). Each hook takes only its own kind.
  */
-static __noinline void write_remember(__u64 dentry, __u64 mnt, __u64 gen, bool keep)
-{
-	/* Made here when there is something to keep: without memory, the next hook judges. */
-	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
-						   keep ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+enum { WROTE_NONE, WROTE_CREATE, WROTE_TRUNC };
 
-	if (!t)
-		return;
-	t->wrote.until = 0;
-	if (!keep)
-		return;
-	t->wrote.dentry = dentry;
-	t->wrote.mnt = mnt;
-	t->wrote.cgid = bpf_get_current_cgroup_id();
-	t->wrote.gen = gen;
-	t->wrote.until = bpf_ktime_get_ns() + WROTE_WINDOW_NS;
+/*
+ * The words of @w (a task's note, its file already in) that are numbers:
+ * judged in cgroup @cgid as of verdict_gen @gen, for @kind (WROTE_NONE:
+ * forgotten). Forgotten too when the task has moved since @cgid was read,
+ * as memo_keep does: the chain that judged may not be that cgroup's. A
+ * global function, verified once: as part of write_remember, the verifier
+ * walked it again for every state of the judging that reaches it.
+ */
+__noinline int wrote_seal(struct sbx_wrote *w, __u64 gen, __u64 cgid, __u32 kind)
+{
+	if (!w)
+		return 0;
+	if (bpf_get_current_cgroup_id() != cgid)
+		kind = WROTE_NONE;
+	w->cgid = cgid;
+	w->gen = gen;
+	w->kind = kind;
+	w->until = kind ? bpf_ktime_get_ns() + WROTE_WINDOW_NS : 0;
+	return 0;
 }
 
 /*
- * 1 when write_remember kept this very dentry @dentry of mount @mnt, for
- * this task in cgroup @cgid, within WROTE_WINDOW_NS, and no sandbox or rule
- * changed since. The memory is used once, hit or miss, so it stands for
- * that one system call.
+ * @kind (WROTE_*) when this task was just allowed, without a word, by its
+ * sandbox of cgroup @cgid, to write dentry @dentry of mount @mnt (a file
+ * path_mknod let it create, or one an open(O_TRUNC) opened for writing),
+ * as of verdict_gen @gen: remember it for the same call's next hook
+ * (write_remembered); WROTE_NONE: forget what an earlier call left. The
+ * cgroup is the one read before the chain was taken (wrote_seal keeps the
+ * note only if the task is still there): a task moved while it was judged
+ * carries nothing into a sandbox that did not judge it.
  */
-static __always_inline int write_remembered(__u64 dentry, __u64 mnt, __u64 cgid)
+static __always_inline void write_remember(__u64 dentry, __u64 mnt, __u64 gen, __u64 cgid, __u32 kind)
+{
+	/* Made here when there is something to keep: without a note, the next hook judges. */
+	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL,
+						   kind ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+
+	if (!t)
+		return;
+	t->wrote.dentry = dentry;
+	t->wrote.mnt = mnt;
+	wrote_seal(&t->wrote, gen, cgid, kind);
+}
+
+/*
+ * 1 when write_remember kept a note of @kind for this very dentry @dentry
+ * of mount @mnt, judged for this task in cgroup @cgid, within
+ * WROTE_WINDOW_NS, and no sandbox or rule changed since. The note is used
+ * once, hit or miss, so it stands for that one system call.
+ */
+static __always_inline int write_remembered(__u64 dentry, __u64 mnt, __u64 cgid, __u32 kind)
 {
 	struct sbx_task *t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
 	int hit;
@@ -906,7 +947,7 @@ static __always_inline int write_remembered(__u64 dentry, __u64 mnt, __u64 cgid)
 	if (!t || !t->wrote.until)
 		return 0;
 	hit = t->wrote.dentry == dentry && t->wrote.mnt == mnt && t->wrote.cgid == cgid &&
-	      t->wrote.gen == verdict_gen && bpf_ktime_get_ns() < t->wrote.until;
+	      t->wrote.kind == kind && t->wrote.gen == verdict_gen && bpf_ktime_get_ns() < t->wrote.until;
 	t->wrote.until = 0;
 	return hit;
 }
@@ -928,7 +969,7 @@ static __noinline int created_here(struct file *file)
 	if (outside_id(&id))
 		return 1;
 	/* Both: the memory goes whatever the file's type. */
-	return write_remembered((__u64)file->f_path.dentry, (__u64)file->f_path.mnt, id) &
+	return write_remembered((__u64)file->f_path.dentry, (__u64)file->f_path.mnt, id, WROTE_CREATE) &
 	       ((file->f_inode->i_mode & S_IFMT) == S_IFREG);
 }
 
@@ -942,7 +983,7 @@ static __noinline int truncate_opened(__u64 dentry, __u64 mnt)
 {
 	__u64 id;
 
-	return outside_id(&id) || write_remembered(dentry, mnt, id);
+	return outside_id(&id) || write_remembered(dentry, mnt, id, WROTE_TRUNC);
 }
 
 /*
@@ -952,10 +993,10 @@ static __noinline int truncate_opened(__u64 dentry, __u64 mnt)
  * (truncate_opened). Tested here, after the judging, from the file: a flag
  * carried through it would have the verifier walk the judging twice.
  */
-static __always_inline void open_told(struct file *file, __u32 need, __u64 gen)
+static __always_inline void open_told(struct file *file, __u32 need, __u64 gen, __u64 cgid)
 {
 	if ((need & NEED_WRITE) && (file->f_flags & O_TRUNC))
-		write_remember((__u64)file->f_path.dentry, (__u64)file->f_path.mnt, gen, true);
+		write_remember((__u64)file->f_path.dentry, (__u64)file->f_path.mnt, gen, cgid, WROTE_TRUNC);
 }
 
 /*
@@ -992,9 +1033,8 @@ static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag, s
 	}
 	j.s->emitted = 0;
 	j.s->walk.rec_ok = 0;
-	/* Not a write in procfs: there it depends on whose /proc/<pid> the file is under (kernel_fs). */
 	j.s->walk.rec_want = memo && (type == S_IFREG || type == S_IFDIR) &&
-			     !((need & NEED_WRITE) && file->f_inode->i_sb->s_magic == PROC_SUPER_MAGIC);
+			     !((need & NEED_WRITE) && write_by_task(file->f_inode->i_sb));
 	res = resolve_file(file, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, file->f_path.dentry, op, need);
 	if (flag == SBX_EV_FD_USE && !res && !j.s->emitted)
@@ -1002,7 +1042,7 @@ static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag, s
 	if (memo && !res && !j.s->emitted) {
 		if (j.s->walk.rec_ok)
 			memo_keep(memo, j.s, gen, cgid, need);
-		open_told(file, need, gen);
+		open_told(file, need, gen, cgid);
 	}
 	return res;
 }
@@ -1111,8 +1151,7 @@ static __noinline int dir_memo_says(struct inode *dinode, const struct path *dir
  * @s's chain (verdict_gen @gen, a task of cgroup @cgid): remember the
  * directory's walk and the matcher's state at its end, when the chain is
  * one sandbox. Paid once per directory and generation; procfs is left
- * out, where a write depends on whose /proc/<pid> the name is under
- * (kernel_fs), not on the path alone. Where no memo can be kept (a path
+ * out (write_by_task). Where no memo can be kept (a path
  * of more than SBX_MEMO_STEPS steps, one that does not resolve, a state an
  * entry that expires said something in), a marker says so for this
  * cgroup and generation: the writes there are judged without a second
@@ -1126,13 +1165,12 @@ static __noinline void dir_memo_keep(struct inode *dinode, const struct path *di
 	struct dir_memo *dm;
 	__u32 n = 0;
 
-	if (!dinode || !dir || !s || s->chain.n != 1 ||
-	    BPF_CORE_READ(dir, dentry, d_sb, s_magic) == PROC_SUPER_MAGIC)
+	if (!dinode || !dir || !s || s->chain.n != 1 || write_by_task(dir->dentry->d_sb))
 		return;
 	walk = &s->walk;
 	walk->rec_want = 1;
 	if (resolve(dir->dentry, dir->mnt, walk, NULL, NULL) == PATH_RESOLVED && walk->rec_ok &&
-	    walk->rec_n <= SBX_MEMO_STEPS) {
+	    memo_fits(walk->rec_n)) {
 		sb = &s->chain.sb[0];
 		fs_match((struct sbx_path *)(walk->b + (walk->start & (SBX_PATH_MAX - 1))), walk->len,
 			 sb->policy_id, match_mask(sb->any_depth_mask, NEED_WRITE), &s->match);
@@ -1176,7 +1214,7 @@ static __always_inline int judge_in_dir(struct inode *dinode, const struct path 
 	says = dir_memo_says(dinode, dir, dentry, op, id);
 	if (says == DIR_MEMO_ALLOWS) {
 		if (created >= 0)
-			write_remember((__u64)dentry, (__u64)dir->mnt, gen, created);
+			write_remember((__u64)dentry, (__u64)dir->mnt, gen, id, created ? WROTE_CREATE : WROTE_NONE);
 		return 0;
 	}
 	res = judge_begin_as(&j, true);
@@ -1186,7 +1224,8 @@ static __always_inline int judge_in_dir(struct inode *dinode, const struct path 
 	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, dentry, op, NEED_WRITE);
 	if (created >= 0)
-		write_remember((__u64)dentry, (__u64)dir->mnt, gen, created && !res && !j.s->emitted);
+		write_remember((__u64)dentry, (__u64)dir->mnt, gen, id,
+			       created && !res && !j.s->emitted ? WROTE_CREATE : WROTE_NONE);
 	if (!res && !j.s->emitted && says == DIR_MEMO_JUDGE)
 		dir_memo_keep(dinode, dir, j.s, gen, id);
 	return res;
@@ -1213,7 +1252,7 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	if (outside_id(&id))
 		return 0;
 	if (memo_holds(inode, file, id, need)) {
-		open_told(file, need, gen);
+		open_told(file, need, gen, id);
 		return 0;
 	}
 	return judge_fd(file, need, 0, inode, id);

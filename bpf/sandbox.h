@@ -168,7 +168,11 @@ struct sbx_scratch {
  * is not judged again.
  */
 struct sbx_wrote {
-	__u64 dentry, mnt, cgid, gen, until;	/* until 0: none */
+	__u64 dentry, mnt;
+	__u64 cgid;		/* the cgroup it was judged in */
+	__u64 gen, until;	/* until 0: none */
+	__u32 kind;		/* fs.bpf.c WROTE_*: the hook it is for */
+	__u32 pad;
 };
 
 /*

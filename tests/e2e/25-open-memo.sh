@@ -26,73 +26,62 @@ EOF
 cat >"$W/p8.json" <<EOF
 { "filesystem": { "denyRead": [ "$W/pub8" ], "allowWrite": [ "$W/ws" ] } }
 EOF
-probe() { in_cg "$CG" sbx-probe "$@" 2>/dev/null; }
-# dirprobe DIR: open DIR read-only (sbx-probe reads a byte, which a directory refuses).
-dirprobe() {
-	in_cg "$CG" python3 -B -c '
-import errno, os, sys
-try:
-    os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY))
-    print("OK")
-except OSError as e:
-    print(errno.errorcode[e.errno])' "$1"
-}
 CGID=$(stat -c %i "$CG")
 # kept NAME FILE: the memo of FILE is CG's.
 kept() { memo_kept "$1" "$CG" "$2"; }
 memo_daemon "$W/p.json" "$W/p7.json"
 
 # --- kept, and used --------------------------------------------------------------------------
-check kept/open "$(probe open "$W/pub/a/f")" OK
+check kept/open "$(probe_in "$CG" open "$W/pub/a/f")" OK
 kept kept/memo "$W/pub/a/f"
-check kept/open-again "$(probe open "$W/pub/a/f")" OK
-check kept/dir-open "$(dirprobe "$W/pub/a")" OK
+check kept/open-again "$(probe_in "$CG" open "$W/pub/a/f")" OK
+check kept/dir-open "$(probe_in "$CG" open "$W/pub/a" dir)" OK
 kept kept/dir-memo "$W/pub/a"
-check kept/denied-still "$(probe open "$W/sec/x")" EACCES
+check kept/denied-still "$(probe_in "$CG" open "$W/sec/x")" EACCES
 check kept/no-memo-for-a-denial "$(sbx-memo "$W/sec/x")" none
 memo_denied kept/denied-event read "$W/sec/x"
 
 # --- the path changes under it -----------------------------------------------------------------
 # A directory above the file moved (outside the sandbox) into a denied one.
 mv "$W/pub" "$W/sec/pub"
-check parent-moved/denied "$(probe open "$W/sec/pub/a/f")" EACCES
+check parent-moved/denied "$(probe_in "$CG" open "$W/sec/pub/a/f")" EACCES
 memo_denied parent-moved/event read "$W/sec/pub/a/f"
-check parent-moved/dir-denied "$(dirprobe "$W/sec/pub/a")" EACCES
+check parent-moved/dir-denied "$(probe_in "$CG" open "$W/sec/pub/a" dir)" EACCES
 # A directory above it renamed in place: the same parent, a denied name.
-check renamed/open "$(probe open "$W/pub2/f")" OK
+check renamed/open "$(probe_in "$CG" open "$W/pub2/f")" OK
 kept renamed/memo "$W/pub2/f"
 mv "$W/pub2" "$W/sec2"
-check renamed/denied "$(probe open "$W/sec2/f")" EACCES
+check renamed/denied "$(probe_in "$CG" open "$W/sec2/f")" EACCES
 memo_denied renamed/event read "$W/sec2/f"
 # The file itself moved into a denied directory.
-check file-moved/open "$(probe open "$W/pub3/g")" OK
+check file-moved/open "$(probe_in "$CG" open "$W/pub3/g")" OK
 kept file-moved/memo "$W/pub3/g"
 mv "$W/pub3/g" "$W/sec/g"
-check file-moved/denied "$(probe open "$W/sec/g")" EACCES
+check file-moved/denied "$(probe_in "$CG" open "$W/sec/g")" EACCES
 memo_denied file-moved/event read "$W/sec/g"
 # A hard link to the file made in a denied directory: the same inode, another path.
-check link/open "$(probe open "$W/pub4/h")" OK
+check link/open "$(probe_in "$CG" open "$W/pub4/h")" OK
 kept link/memo "$W/pub4/h"
 ln "$W/pub4/h" "$W/sec/h"
-check link/denied "$(probe open "$W/sec/h")" EACCES
+check link/denied "$(probe_in "$CG" open "$W/sec/h")" EACCES
 memo_denied link/event read "$W/sec/h"
-check link/first-name-still-allowed "$(probe open "$W/pub4/h")" OK
+check link/first-name-still-allowed "$(probe_in "$CG" open "$W/pub4/h")" OK
 # The file system it is on moved into a denied directory.
 mount -t tmpfs memo-m1 "$W/m1" && echo data >"$W/m1/f"
-check mount-moved/open "$(probe open "$W/m1/f")" OK
+check mount-moved/open "$(probe_in "$CG" open "$W/m1/f")" OK
 kept mount-moved/memo "$W/m1/f"
 if mount --move "$W/m1" "$W/sec/m1" 2>"$W/move.err"; then
-	check mount-moved/denied "$(probe open "$W/sec/m1/f")" EACCES
+	check mount-moved/denied "$(probe_in "$CG" open "$W/sec/m1/f")" EACCES
 	memo_denied mount-moved/event read "$W/sec/m1/f"
 	umount "$W/sec/m1"
 else
 	fail mount-moved/move "$(cat "$W/move.err")"
 fi
 # The file's directory bound into a denied one: another mount, another path.
-check bind/open "$(probe open "$W/pub5/f")" OK
+check bind/open "$(probe_in "$CG" open "$W/pub5/f")" OK
 kept bind/memo "$W/pub5/f"
 mount --bind "$W/pub5" "$W/sec/b"
-check bind/denied "$(probe open "$W/sec/b/f")" EACCES
+check bind/denied "$(probe_in "$CG" open "$W/sec/b/f")" EACCES
 memo_denied bind/event read "$W/sec/b/f"
 umount "$W/sec/b"
 # The file system cut loose (umount -l) while a task inside holds a directory of it: its
@@ -134,25 +123,25 @@ wait "$READER" 2>/dev/null
 
 # --- the sandboxes change --------------------------------------------------------------------
 # The policy replaced by one that denies the file.
-check policy/open "$(probe open "$W/pub6/f")" OK
+check policy/open "$(probe_in "$CG" open "$W/pub6/f")" OK
 kept policy/memo "$W/pub6/f"
 sbx-bpf attach "$CG" --policy "$W/p6.json" 2>>"$W/a.err"
 check policy/reattach "$?" 0
-check policy/denied "$(probe open "$W/pub6/f")" EACCES
+check policy/denied "$(probe_in "$CG" open "$W/pub6/f")" EACCES
 memo_denied policy/event read "$W/pub6/f"
 # A task of another sandbox, whose policy denies the file CG's task opened: the memo is CG's.
-check other/open "$(probe open "$W/pub7/f")" OK
+check other/open "$(probe_in "$CG" open "$W/pub7/f")" OK
 kept other/memo "$W/pub7/f"
-check other/denied "$(in_cg "$CG2" sbx-probe open "$W/pub7/f")" EACCES
+check other/denied "$(probe_in "$CG2" open "$W/pub7/f")" EACCES
 memo_denied other/event read "$W/pub7/f" "$CG2"
 # A sandbox attached above one whose task the memo allowed.
 sbx-bpf attach "$TOP/inner" --policy "$W/p.json" 2>>"$W/a.err"
 check above/attach-inner "$?" 0
-check above/open "$(in_cg "$TOP/inner" sbx-probe open "$W/pub8/f")" OK
+check above/open "$(probe_in "$TOP/inner" open "$W/pub8/f")" OK
 memo_kept above/memo "$TOP/inner" "$W/pub8/f"
 sbx-bpf attach "$TOP" --policy "$W/p8.json" 2>>"$W/a.err"
 check above/attach-top "$?" 0
-check above/denied "$(in_cg "$TOP/inner" sbx-probe open "$W/pub8/f")" EACCES
+check above/denied "$(probe_in "$TOP/inner" open "$W/pub8/f")" EACCES
 memo_denied above/event read "$W/pub8/f" "$TOP/inner"
 
 # --- never kept for a reported open ----------------------------------------------------------

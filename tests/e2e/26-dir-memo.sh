@@ -24,7 +24,6 @@ EOF
 cat >"$W/pe.json" <<EOF
 { "filesystem": { "allowWrite": [ "$W/ws/a" ] } }
 EOF
-probe() { in_cg "$CG" sbx-probe "$@" 2>/dev/null; }
 CGID=$(stat -c %i "$CG")
 # kept NAME DIR [CGROUP-DIR]: DIR holds a directory memo of that cgroup (CG's by default).
 # none_holds NAME DIR: DIR holds no memo that could allow anything ("none", or a marker: 0 steps).
@@ -39,105 +38,105 @@ memo_daemon "$W/p.json" "$W/pe.json"
 
 # --- kept, used, and the name still judged ----------------------------------------------------
 check kept/none-before "$(sbx-memo --dir "$W/ws/a")" none
-check kept/create "$(probe open "$W/ws/a/f1" creat)" OK
+check kept/create "$(probe_in "$CG" open "$W/ws/a/f1" creat)" OK
 kept kept/memo "$W/ws/a"
-check kept/create-again "$(probe open "$W/ws/a/f2" creat)" OK
-check kept/mkdir "$(probe mkdir "$W/ws/a/sub")" OK
-check kept/rmdir "$(probe rmdir "$W/ws/a/sub")" OK
-check kept/unlink "$(probe unlink "$W/ws/a/f1")" OK
-check kept/fifo "$(probe mknod "$W/ws/a/fifo")" OK
+check kept/create-again "$(probe_in "$CG" open "$W/ws/a/f2" creat)" OK
+check kept/mkdir "$(probe_in "$CG" mkdir "$W/ws/a/sub")" OK
+check kept/rmdir "$(probe_in "$CG" rmdir "$W/ws/a/sub")" OK
+check kept/unlink "$(probe_in "$CG" unlink "$W/ws/a/f1")" OK
+check kept/fifo "$(probe_in "$CG" mknod "$W/ws/a/fifo")" OK
 test -f "$W/ws/a/f2" && test -p "$W/ws/a/fifo" && test ! -e "$W/ws/a/f1"
 check kept/on-disk "$?" 0
 # A denyWrite on a name in the directory: matched from the memo's state, refused.
-check name/denied "$(probe open "$W/ws/a/locked" creat)" EACCES
+check name/denied "$(probe_in "$CG" open "$W/ws/a/locked" creat)" EACCES
 memo_denied name/event create "$W/ws/a/locked"
-check name/fifo-denied "$(probe mknod "$W/ws/a/locked")" EACCES
+check name/fifo-denied "$(probe_in "$CG" mknod "$W/ws/a/locked")" EACCES
 # The mandatory set: a name, and the leading part of a pattern, which may only be a directory.
-check mandatory/denied "$(probe open "$W/ws/a/.bashrc" creat)" EACCES
+check mandatory/denied "$(probe_in "$CG" open "$W/ws/a/.bashrc" creat)" EACCES
 memo_denied mandatory/event create "$W/ws/a/.bashrc"
-check mandatory/file-named-git "$(probe open "$W/ws/a/.git" creat)" EACCES
+check mandatory/file-named-git "$(probe_in "$CG" open "$W/ws/a/.git" creat)" EACCES
 memo_denied mandatory/git-event create "$W/ws/a/.git"
 check mandatory/still-kept "$(sbx-memo --dir "$W/ws/a" | cut -d' ' -f1)" "cgroup=$CGID"
-check mandatory/allowed-after "$(probe open "$W/ws/a/f3" creat)" OK
+check mandatory/allowed-after "$(probe_in "$CG" open "$W/ws/a/f3" creat)" OK
 
 # --- the path changes under it -----------------------------------------------------------------
 # The directory moved (outside the sandbox) to where writing is denied.
-check moved/create "$(probe open "$W/ws/b/f" creat)" OK
+check moved/create "$(probe_in "$CG" open "$W/ws/b/f" creat)" OK
 kept moved/memo "$W/ws/b"
 mv "$W/ws/b" "$W/ro/b2"
-check moved/denied "$(probe open "$W/ro/b2/g" creat)" EACCES
+check moved/denied "$(probe_in "$CG" open "$W/ro/b2/g" creat)" EACCES
 memo_denied moved/event create "$W/ro/b2/g"
-check moved/unlink-denied "$(probe unlink "$W/ro/b2/f")" EACCES
+check moved/unlink-denied "$(probe_in "$CG" unlink "$W/ro/b2/f")" EACCES
 memo_denied moved/unlink-event unlink "$W/ro/b2/f"
 # Renamed in place to a denyWrite name: the same parent, another name.
-check renamed/create "$(probe open "$W/ws/c/f" creat)" OK
+check renamed/create "$(probe_in "$CG" open "$W/ws/c/f" creat)" OK
 kept renamed/memo "$W/ws/c"
 mv "$W/ws/c" "$W/ws/shut"
-check renamed/denied "$(probe open "$W/ws/shut/g" creat)" EACCES
+check renamed/denied "$(probe_in "$CG" open "$W/ws/shut/g" creat)" EACCES
 memo_denied renamed/event create "$W/ws/shut/g"
 # A directory above it moved: ws/e/deep's memo, ws/e moved out of ws.
 mkdir -p "$W/ws/e/deep"
-check above-moved/create "$(probe open "$W/ws/e/deep/f" creat)" OK
+check above-moved/create "$(probe_in "$CG" open "$W/ws/e/deep/f" creat)" OK
 kept above-moved/memo "$W/ws/e/deep"
 mv "$W/ws/e" "$W/ro/e"
-check above-moved/denied "$(probe open "$W/ro/e/deep/g" creat)" EACCES
+check above-moved/denied "$(probe_in "$CG" open "$W/ro/e/deep/g" creat)" EACCES
 memo_denied above-moved/event create "$W/ro/e/deep/g"
 # Its file system moved to where writing is denied.
 mount -t tmpfs dmemo-m1 "$W/ws/m1"
-check mount-moved/create "$(probe open "$W/ws/m1/f" creat)" OK
+check mount-moved/create "$(probe_in "$CG" open "$W/ws/m1/f" creat)" OK
 kept mount-moved/memo "$W/ws/m1"
 if mount --move "$W/ws/m1" "$W/ro/m1" 2>"$W/move.err"; then
-	check mount-moved/denied "$(probe open "$W/ro/m1/g" creat)" EACCES
+	check mount-moved/denied "$(probe_in "$CG" open "$W/ro/m1/g" creat)" EACCES
 	memo_denied mount-moved/event create "$W/ro/m1/g"
 	umount "$W/ro/m1"
 else
 	fail mount-moved/move "$(cat "$W/move.err")"
 fi
 # The directory bound where writing is denied: the same inode under another mount.
-check bind/create "$(probe open "$W/ws/f/f" creat)" OK
+check bind/create "$(probe_in "$CG" open "$W/ws/f/f" creat)" OK
 kept bind/memo "$W/ws/f"
 mount --bind "$W/ws/f" "$W/ro/b"
-check bind/denied "$(probe open "$W/ro/b/g" creat)" EACCES
+check bind/denied "$(probe_in "$CG" open "$W/ro/b/g" creat)" EACCES
 memo_denied bind/event create "$W/ro/b/g"
-check bind/first-path-allowed "$(probe open "$W/ws/f/h" creat)" OK
+check bind/first-path-allowed "$(probe_in "$CG" open "$W/ws/f/h" creat)" OK
 umount "$W/ro/b"
 
 # --- the sandboxes change --------------------------------------------------------------------
-check policy/create "$(probe open "$W/ws/d/f" creat)" OK
+check policy/create "$(probe_in "$CG" open "$W/ws/d/f" creat)" OK
 kept policy/memo "$W/ws/d"
 sbx-bpf attach "$CG" --policy "$W/p2.json" 2>>"$W/a.err"
 check policy/reattach "$?" 0
-check policy/denied "$(probe open "$W/ws/d/g" creat)" EACCES
+check policy/denied "$(probe_in "$CG" open "$W/ws/d/g" creat)" EACCES
 memo_denied policy/event create "$W/ws/d/g"
 # A task of another sandbox, whose policy denies writing where CG's task wrote.
-check other/create "$(probe open "$W/ws/g/f" creat)" OK
+check other/create "$(probe_in "$CG" open "$W/ws/g/f" creat)" OK
 kept other/memo "$W/ws/g"
-check other/denied "$(in_cg "$CG2" sbx-probe open "$W/ws/g/g" creat 2>/dev/null)" EACCES
+check other/denied "$(probe_in "$CG2" open "$W/ws/g/g" creat)" EACCES
 memo_denied other/event create "$W/ws/g/g" "$CG2"
 # A sandbox attached above one whose task the memo allowed.
 sbx-bpf attach "$TOP/inner" --policy "$W/p.json" 2>>"$W/a.err"
 check above/attach-inner "$?" 0
-check above/create "$(in_cg "$TOP/inner" sbx-probe open "$W/ws/g/h" creat 2>/dev/null)" OK
+check above/create "$(probe_in "$TOP/inner" open "$W/ws/g/h" creat)" OK
 kept above/memo "$W/ws/g" "$TOP/inner"
 sbx-bpf attach "$TOP" --policy "$W/pe.json" 2>>"$W/a.err"
 check above/attach-top "$?" 0
-check above/denied "$(in_cg "$TOP/inner" sbx-probe open "$W/ws/g/i" creat 2>/dev/null)" EACCES
+check above/denied "$(probe_in "$TOP/inner" open "$W/ws/g/i" creat)" EACCES
 memo_denied above/event create "$W/ws/g/i" "$TOP/inner"
 # Two sandboxes judge each write there now: no memo is kept for such a chain.
-check above/nested-allowed "$(in_cg "$TOP/inner" sbx-probe open "$W/ws/a/nested" creat 2>/dev/null)" OK
+check above/nested-allowed "$(probe_in "$TOP/inner" open "$W/ws/a/nested" creat)" OK
 check above/no-memo-for-two "$(sbx-memo --dir "$W/ws/a" | cut -d' ' -f1)" "cgroup=$CGID"
 
 # --- never kept for a reported write, nor from a state that expires ---------------------------
 sbx-bpf attach "$CGA" --audit --policy "$W/p.json" 2>>"$W/a.err"
 check audit/attach "$?" 0
-check audit/create "$(in_cg "$CGA" sbx-probe open "$W/ro/g/audited" creat 2>/dev/null)" OK
+check audit/create "$(probe_in "$CGA" open "$W/ro/g/audited" creat)" OK
 check audit/no-memo "$(sbx-memo --dir "$W/ro/g")" none
 wait_event audit/event "$W/ev.json" \
 	"any(.[]; .op == \"create\" and .path == \"$W/ro/g/audited\" and .verdict == \"audit\" and
 	 .cgroup_id == $(stat -c %i "$CGA"))"
 sbx-bpf attach "$CGG" --policy "$W/p.json" 2>>"$W/a.err"
 check grant/attach "$?" 0
-check grant/create-before "$(in_cg "$CGG" sbx-probe open "$W/ws/k/f" creat 2>/dev/null)" OK
+check grant/create-before "$(probe_in "$CGG" open "$W/ws/k/f" creat)" OK
 kept grant/memo-before "$W/ws/k" "$CGG"
 # A grant of reading on a writable directory: the writes beneath it are the policy's, silent, but
 # the state at ws/h/sub's end came through the grant's entry at ws/h, which expires: no memo is
@@ -145,21 +144,21 @@ kept grant/memo-before "$W/ws/k" "$CGG"
 mkdir -p "$W/ws/h/sub"
 sbx-bpf grant "$CGG" --read "$W/ws/h" --ttl 60s >"$W/g2.out" 2>&1
 check grant/read-exit "$?" 0
-check grant/create-beneath "$(in_cg "$CGG" sbx-probe open "$W/ws/h/sub/f" creat 2>/dev/null)" OK
+check grant/create-beneath "$(probe_in "$CGG" open "$W/ws/h/sub/f" creat)" OK
 none_holds grant/no-memo-through-expiring "$W/ws/h/sub"
-check grant/create-beside "$(in_cg "$CGG" sbx-probe open "$W/ws/k/g" creat 2>/dev/null)" OK
+check grant/create-beside "$(probe_in "$CGG" open "$W/ws/k/g" creat)" OK
 kept grant/memo-beside "$W/ws/k" "$CGG"
 # A write a grant allows is reported, and keeps nothing; revoked, the next one is refused.
 sbx-bpf grant "$CGG" --write "$W/ro/g" --ttl 60s >"$W/g.out" 2>&1
 check grant/exit "$?" 0
-check grant/create "$(in_cg "$CGG" sbx-probe open "$W/ro/g/granted" creat 2>/dev/null)" OK
+check grant/create "$(probe_in "$CGG" open "$W/ro/g/granted" creat)" OK
 check grant/no-memo "$(sbx-memo --dir "$W/ro/g")" none
 sbx-bpf revoke "$CGG" --all >"$W/r.out" 2>&1
 check grant/revoke "$?" 0
-check grant/denied-after-revoke "$(in_cg "$CGG" sbx-probe open "$W/ro/g/late" creat 2>/dev/null)" EACCES
+check grant/denied-after-revoke "$(probe_in "$CGG" open "$W/ro/g/late" creat)" EACCES
 memo_denied grant/event create "$W/ro/g/late" "$CGG"
 # With no grant left, memos are kept again.
-check grant/create-after "$(in_cg "$CGG" sbx-probe open "$W/ws/k/h" creat 2>/dev/null)" OK
+check grant/create-after "$(probe_in "$CGG" open "$W/ws/k/h" creat)" OK
 kept grant/memo-after "$W/ws/k" "$CGG"
 
 memo_cgroups_end

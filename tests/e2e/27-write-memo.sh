@@ -31,18 +31,6 @@ EOF
 cat >"$W/pe.json" <<EOF
 { "filesystem": { "denyRead": [ "$W/x2" ], "allowWrite": [ "$W/x2" ] } }
 EOF
-probe() { in_cg "$CG" sbx-probe "$@" 2>/dev/null; }
-# open_only FILE [CGROUP-DIR]: open FILE read-only and close it, reading nothing: the open's
-# verdict alone (sbx-probe reads a byte, which file_permission judges again in these sandboxes).
-open_only() {
-	in_cg "${2:-$CG}" python3 -B -c '
-import errno, os, sys
-try:
-    os.close(os.open(sys.argv[1], os.O_RDONLY))
-    print("OK")
-except OSError as e:
-    print(errno.errorcode[e.errno])' "$1"
-}
 # kept NAME FILE NEED: FILE's memo is CG's and allows exactly NEED.
 kept() { memo_kept "$1" "$CG" "need=$3" "$2"; }
 
@@ -50,48 +38,48 @@ memo_daemon "$W/p.json" "$W/pe.json"
 
 # --- a memo allows what was judged, no more ----------------------------------------------------
 check need/none-before "$(sbx-memo "$W/ws/g")" none
-check need/write "$(probe open "$W/ws/g" w)" OK
+check need/write "$(probe_in "$CG" open "$W/ws/g" w)" OK
 kept need/write-memo "$W/ws/g" w
 # Written, then read: one memo of the same path keeps both.
-check need/read "$(probe open "$W/ws/g")" OK
+check need/read "$(probe_in "$CG" open "$W/ws/g")" OK
 kept need/both-memo "$W/ws/g" rw
-check need/write-again "$(probe open "$W/ws/g" w)" OK
-check need/read-again "$(probe open "$W/ws/g")" OK
+check need/write-again "$(probe_in "$CG" open "$W/ws/g" w)" OK
+check need/read-again "$(probe_in "$CG" open "$W/ws/g")" OK
 kept need/both-still "$W/ws/g" rw
-check need/rdwr "$(probe open "$W/ws/h" rw)" OK
+check need/rdwr "$(probe_in "$CG" open "$W/ws/h" rw)" OK
 kept need/rdwr-memo "$W/ws/h" rw
 # Readable, not writable: a read's memo does not let a write go.
-check need/ro-read "$(probe open "$W/ro/f")" OK
+check need/ro-read "$(probe_in "$CG" open "$W/ro/f")" OK
 kept need/ro-memo "$W/ro/f" r
-check need/ro-write-denied "$(probe open "$W/ro/f" w)" EACCES
+check need/ro-write-denied "$(probe_in "$CG" open "$W/ro/f" w)" EACCES
 memo_denied need/ro-write-event write "$W/ro/f"
-check need/ro-rdwr-denied "$(probe open "$W/ro/f" rw)" EACCES
+check need/ro-rdwr-denied "$(probe_in "$CG" open "$W/ro/f" rw)" EACCES
 kept need/ro-memo-unchanged "$W/ro/f" r
 # Writable, not readable: a write's memo does not let a read go.
-check need/wo-write "$(probe open "$W/ws/sec/f" w)" OK
+check need/wo-write "$(probe_in "$CG" open "$W/ws/sec/f" w)" OK
 kept need/wo-memo "$W/ws/sec/f" w
-check need/wo-read-denied "$(open_only "$W/ws/sec/f")" EACCES
+check need/wo-read-denied "$(probe_in "$CG" open "$W/ws/sec/f" peek)" EACCES
 memo_denied need/wo-read-event read "$W/ws/sec/f"
-check need/wo-rdwr-denied "$(probe open "$W/ws/sec/f" rw)" EACCES
+check need/wo-rdwr-denied "$(probe_in "$CG" open "$W/ws/sec/f" rw)" EACCES
 kept need/wo-memo-unchanged "$W/ws/sec/f" w
 
 # --- truncation: open(O_TRUNC)'s goes with its open; every other is judged ---------------------
-check trunc/open "$(probe open "$W/ws/t" trunc)" OK
+check trunc/open "$(probe_in "$CG" open "$W/ws/t" trunc)" OK
 check trunc/emptied "$(stat -c %s "$W/ws/t")" 0
 kept trunc/memo "$W/ws/t" w
 echo data >"$W/ws/t"
-check trunc/again "$(probe open "$W/ws/t" trunc)" OK
+check trunc/again "$(probe_in "$CG" open "$W/ws/t" trunc)" OK
 check trunc/emptied-again "$(stat -c %s "$W/ws/t")" 0
-check trunc/truncate-allowed "$(probe truncate "$W/ws/t")" OK
+check trunc/truncate-allowed "$(probe_in "$CG" truncate "$W/ws/t")" OK
 # O_RDONLY|O_TRUNC truncates, though its open asks only to read: a read's memo does not cover it.
-check trunc/rdonly-denied "$(probe open "$W/ro/f" rtrunc)" EACCES
+check trunc/rdonly-denied "$(probe_in "$CG" open "$W/ro/f" rtrunc)" EACCES
 memo_denied trunc/rdonly-event truncate "$W/ro/f"
 check trunc/rdonly-kept-data "$(cat "$W/ro/f")" data
-check trunc/truncate-denied "$(probe truncate "$W/ro/f")" EACCES
+check trunc/truncate-denied "$(probe_in "$CG" truncate "$W/ro/f")" EACCES
 check trunc/truncate-kept-data "$(cat "$W/ro/f")" data
 # The note is for its own file: an open(O_TRUNC) that made its file leaves one (no truncation
 # follows), and the same task's truncate(2) of a file it may not write, at once, is judged.
-check trunc/note-other-file "$(probe open-truncate "$W/ws/nf" rwtrunc "$W/ro/n")" EACCES
+check trunc/note-other-file "$(probe_in "$CG" open-truncate "$W/ws/nf" rwtrunc "$W/ro/n")" EACCES
 memo_denied trunc/note-other-file-event truncate "$W/ro/n"
 check trunc/note-other-file-kept-data "$(cat "$W/ro/n")" data
 
@@ -128,69 +116,69 @@ case "$(sbx-memo "/proc/$A/comm")" in
 none | *" need=r") pass procfs/no-write-memo ;;
 *) fail procfs/no-write-memo "sbx-memo /proc/$A/comm: $(sbx-memo "/proc/$A/comm")" ;;
 esac
-check procfs/other-denied "$(probe open "/proc/$A/comm" w)" EACCES
+check procfs/other-denied "$(probe_in "$CG" open "/proc/$A/comm" w)" EACCES
 memo_denied procfs/other-event write "/proc/$A/comm"
 kill "$A"
 wait "$AJOB" 2>/dev/null
 
 # --- the path changes under it -----------------------------------------------------------------
 # A directory above the file moved (outside the sandbox) where the policy allows no write.
-check moved/write "$(probe open "$W/ws/m/f" w)" OK
+check moved/write "$(probe_in "$CG" open "$W/ws/m/f" w)" OK
 kept moved/memo "$W/ws/m/f" w
 mv "$W/ws/m" "$W/ro/m"
-check moved/denied "$(probe open "$W/ro/m/f" w)" EACCES
+check moved/denied "$(probe_in "$CG" open "$W/ro/m/f" w)" EACCES
 memo_denied moved/event write "$W/ro/m/f"
 # Read, then moved (outside the sandbox) where it may be written, not read, then written: the
 # write's memo is of the new path, and keeps nothing of what the old one allowed.
-check merge/read "$(probe open "$W/ws/mr")" OK
+check merge/read "$(probe_in "$CG" open "$W/ws/mr")" OK
 kept merge/read-memo "$W/ws/mr" r
 mv "$W/ws/mr" "$W/ws/sec/mr"
-check merge/write "$(probe open "$W/ws/sec/mr" w)" OK
+check merge/write "$(probe_in "$CG" open "$W/ws/sec/mr" w)" OK
 kept merge/write-memo "$W/ws/sec/mr" w
-check merge/read-denied "$(open_only "$W/ws/sec/mr")" EACCES
+check merge/read-denied "$(probe_in "$CG" open "$W/ws/sec/mr" peek)" EACCES
 memo_denied merge/read-event read "$W/ws/sec/mr"
 # The file itself moved there.
-check file-moved/write "$(probe open "$W/ws/f2" w)" OK
+check file-moved/write "$(probe_in "$CG" open "$W/ws/f2" w)" OK
 kept file-moved/memo "$W/ws/f2" w
 mv "$W/ws/f2" "$W/ro/f2"
-check file-moved/denied "$(probe open "$W/ro/f2" trunc)" EACCES
+check file-moved/denied "$(probe_in "$CG" open "$W/ro/f2" trunc)" EACCES
 memo_denied file-moved/event write "$W/ro/f2"
 check file-moved/kept-data "$(cat "$W/ro/f2")" data
 # A hard link to it there: the same inode, another path.
-check link/write "$(probe open "$W/ws/l" w)" OK
+check link/write "$(probe_in "$CG" open "$W/ws/l" w)" OK
 kept link/memo "$W/ws/l" w
 ln "$W/ws/l" "$W/ro/l"
-check link/denied "$(probe open "$W/ro/l" w)" EACCES
+check link/denied "$(probe_in "$CG" open "$W/ro/l" w)" EACCES
 memo_denied link/event write "$W/ro/l"
-check link/first-name-still-allowed "$(probe open "$W/ws/l" w)" OK
+check link/first-name-still-allowed "$(probe_in "$CG" open "$W/ws/l" w)" OK
 
 # --- the sandboxes change --------------------------------------------------------------------
 # The policy replaced by one that allows no write there; and by one under which a file read
 # before may be written but not read: the write's memo keeps nothing of the old policy's read.
-check policy/write "$(probe open "$W/ws/p/f" w)" OK
+check policy/write "$(probe_in "$CG" open "$W/ws/p/f" w)" OK
 kept policy/memo "$W/ws/p/f" w
-check policy/read "$(probe open "$W/ws/g2/f")" OK
+check policy/read "$(probe_in "$CG" open "$W/ws/g2/f")" OK
 kept policy/read-memo "$W/ws/g2/f" r
 sbx-bpf attach "$CG" --policy "$W/p2.json" 2>>"$W/a.err"
 check policy/reattach "$?" 0
-check policy/denied "$(probe open "$W/ws/p/f" w)" EACCES
+check policy/denied "$(probe_in "$CG" open "$W/ws/p/f" w)" EACCES
 memo_denied policy/event write "$W/ws/p/f"
-check policy/write-after "$(probe open "$W/ws/g2/f" w)" OK
+check policy/write-after "$(probe_in "$CG" open "$W/ws/g2/f" w)" OK
 kept policy/write-after-memo "$W/ws/g2/f" w
-check policy/read-denied "$(open_only "$W/ws/g2/f")" EACCES
+check policy/read-denied "$(probe_in "$CG" open "$W/ws/g2/f" peek)" EACCES
 memo_denied policy/read-event read "$W/ws/g2/f"
 # A task of another sandbox, whose policy allows no write of the file CG's task wrote.
-check other/write "$(probe open "$W/ws/o/f" w)" OK
+check other/write "$(probe_in "$CG" open "$W/ws/o/f" w)" OK
 kept other/memo "$W/ws/o/f" w
-check other/denied "$(in_cg "$CG2" sbx-probe open "$W/ws/o/f" w 2>/dev/null)" EACCES
+check other/denied "$(probe_in "$CG2" open "$W/ws/o/f" w)" EACCES
 memo_denied other/event write "$W/ws/o/f" "$CG2"
 # CG reads a file the other sandbox may write but not read; the other's write keeps nothing of
 # CG's read.
-check other-merge/read "$(probe open "$W/x2/f")" OK
+check other-merge/read "$(probe_in "$CG" open "$W/x2/f")" OK
 kept other-merge/read-memo "$W/x2/f" r
-check other-merge/write "$(in_cg "$CG2" sbx-probe open "$W/x2/f" w 2>/dev/null)" OK
+check other-merge/write "$(probe_in "$CG2" open "$W/x2/f" w)" OK
 memo_kept other-merge/write-memo "$CG2" need=w "$W/x2/f"
-check other-merge/read-denied "$(open_only "$W/x2/f" "$CG2")" EACCES
+check other-merge/read-denied "$(probe_in "$CG2" open "$W/x2/f" peek)" EACCES
 memo_denied other-merge/read-event read "$W/x2/f" "$CG2"
 
 # --- never kept for a reported write ----------------------------------------------------------

@@ -69,6 +69,9 @@ memo_kept() {
 # in_cg CGROUP-DIR CMD…: CMD run in that cgroup.
 in_cg() { _cg=$1; shift; sh -c 'echo $$ >'"$_cg"'/cgroup.procs && exec "$@"' sh "$@"; }
 
+# probe_in CGROUP-DIR ARGS…: sbx-probe ARGS run in that cgroup; what it printed (OK or the errno's name).
+probe_in() { _pcg=$1; shift; in_cg "$_pcg" sbx-probe "$@" 2>/dev/null; }
+
 # memo_denied NAME OP PATH [CGROUP-DIR]: OP of PATH by a task of that cgroup (CG's by default)
 # refused with EACCES, and reported so in $W/ev.json.
 memo_denied() {
@@ -83,7 +86,7 @@ memo_denied() {
 memo_never_reported() {
 	sbx-bpf attach "$CGA" --audit --policy "$W/p.json" 2>>"$W/a.err"
 	check audit/attach "$?" 0
-	check "audit/$1" "$(in_cg "$CGA" sbx-probe open "$2" "$3" 2>/dev/null)" OK
+	check "audit/$1" "$(probe_in "$CGA" open "$2" "$3")" OK
 	check audit/no-memo "$(sbx-memo "$2")" none
 	wait_event audit/event "$W/ev.json" \
 		"any(.[]; .op == \"$1\" and .path == \"$2\" and .verdict == \"audit\" and
@@ -92,11 +95,11 @@ memo_never_reported() {
 	check grant/attach "$?" 0
 	sbx-bpf grant "$CGG" "--$1" "$2" --ttl 60s >"$W/g.out" 2>&1
 	check grant/exit "$?" 0
-	check "grant/$1" "$(in_cg "$CGG" sbx-probe open "$2" "$3" 2>/dev/null)" OK
+	check "grant/$1" "$(probe_in "$CGG" open "$2" "$3")" OK
 	check grant/no-memo "$(sbx-memo "$2")" none
 	sbx-bpf revoke "$CGG" "$(sed -n 's/^grant \([0-9]*\):.*/\1/p' "$W/g.out")" >"$W/r.out" 2>&1
 	check grant/revoke "$?" 0
-	check grant/denied-after-revoke "$(in_cg "$CGG" sbx-probe open "$2" "$3" 2>/dev/null)" EACCES
+	check grant/denied-after-revoke "$(probe_in "$CGG" open "$2" "$3")" EACCES
 	memo_denied grant/event "$1" "$2" "$CGG"
 }
 

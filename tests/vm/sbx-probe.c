@@ -4,8 +4,10 @@
  * the kernel answered, so tests assert on errno names rather than on the
  * wording of some tool's error message.
  *
- *   sbx-probe open PATH [r|w|rw|a|creat|rwcreat|wcreat|trunc|rtrunc]
- *                                   open(2) (then read one byte if readable);
+ *   sbx-probe open PATH [r|w|rw|a|creat|rwcreat|wcreat|trunc|rtrunc|peek|dir]
+ *                                   open(2) (then read one byte if readable,
+ *                                   but for peek = O_RDONLY and
+ *                                   dir = O_RDONLY|O_DIRECTORY);
  *                                   creat = O_CREAT|O_EXCL|O_WRONLY,
  *                                   rwcreat = O_CREAT|O_EXCL|O_RDWR,
  *                                   wcreat = O_CREAT|O_WRONLY (may exist),
@@ -167,11 +169,21 @@ static int opened(int fd, int flags)
 	return report(0);
 }
 
+/*
+ * "peek" (O_RDONLY) and "dir" (O_RDONLY|O_DIRECTORY) read nothing: the
+ * open's verdict alone, where a read would be judged again on use.
+ */
 static int do_open(const char *path, const char *mode)
 {
-	int flags = open_flags(mode);
+	bool dir = !strcmp(mode, "dir"), peek = dir || !strcmp(mode, "peek");
+	int flags = dir ? O_RDONLY | O_DIRECTORY : peek ? O_RDONLY : open_flags(mode);
+	int fd = open(path, flags | O_CLOEXEC, 0644);
 
-	return opened(open(path, flags | O_CLOEXEC, 0644), flags);
+	if (!peek)
+		return opened(fd, flags);
+	if (fd >= 0)
+		close(fd);
+	return report(fd);
 }
 
 /*
