@@ -42,7 +42,7 @@ BPF_CFLAGS := -g -O2 --target=bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 
 # The enforcement programs: one object linked from several files (sandbox.h).
 SBX_PARTS  := fs net task
-BPF_PROGS  := sbx probe shared
+BPF_PROGS  := sbx probe shared moves
 SKELS	   := $(BPF_PROGS:%=$(BUILD)/%.skel.h)
 # Command handlers (top level: they log) vs. library code (returns errors; unit-tested).
 CMD_SRCS   := userspace/main.c userspace/run.c userspace/check.c userspace/lifecycle.c userspace/daemon.c userspace/attach.c \
@@ -53,7 +53,7 @@ PRESETS	   := $(wildcard policies/*.json)
 LIB_OBJS   := $(LIB_SRCS:userspace/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/presets.o
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
-BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test $(BUILD)/tests/bpf/map_purge_test
+BPFT_BINS  := $(BUILD)/tests/bpf/fs_match_test $(BUILD)/tests/bpf/map_purge_test $(BUILD)/tests/bpf/moves_test
 VM_BINS	   := $(BUILD)/tests/bin/sbx-probe $(BUILD)/tests/bin/sbx-escape $(BUILD)/tests/bin/sbx-slots \
 	      $(BUILD)/tests/bin/sbx-entry $(BUILD)/tests/bin/sbx-global $(BUILD)/tests/bin/sbx-memo
 BENCH_BINS := $(addprefix $(BUILD)/bench/bin/,openbench connectbench startbench landlock-run mapmem evflood \
@@ -172,7 +172,8 @@ $(BUILD)/tests/bpf/fs_match_test: tests/bpf/fs_match_test.c $(BUILD)/tests/bpf/f
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -I$(BUILD)/tests/bpf -o $@ \
 		$< $(LIB_OBJS) -lcmocka $(STATIC_LIBS)
 
-$(BUILD)/tests/bpf/map_purge_test: tests/bpf/map_purge_test.c $(LIB_OBJS) | $(BUILD)/tests/bpf
+$(BUILD)/tests/bpf/map_purge_test $(BUILD)/tests/bpf/moves_test: $(BUILD)/tests/bpf/%: tests/bpf/%.c $(LIB_OBJS) \
+		| $(BUILD)/tests/bpf
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -o $@ $< $(LIB_OBJS) -lcmocka $(STATIC_LIBS)
 

@@ -728,12 +728,133 @@ static __always_inline bool memo_head_holds(const struct sbx_open_memo *mo, __u3
 	return memo_made_now(mo, seq, cgid) && mo->mnt == (__u64)vm && mo->n;
 }
 
-/* 1 when the path from dentry @d in mount @vm (typed pointers) is, step for step, the one @mo recorded. */
+/* --- nothing moved: a memo's walk spared (docs/design.md, "Nothing moved") ---------- */
+
+/*
+ * Where the kernel's two move counts are (sbx_abi.h struct sbx_moves),
+ * found and seen to move by the loader before this object is loaded; 0:
+ * not found, and every memo is walked. Constants to the verifier.
+ */
+const volatile __u64 move_counts[SBX_MOVES_N];
+
+#define MOVES_UNKNOWN	(~0ULL)
+
+/*
+ * How long a settled memo goes unwalked at most, in jiffies: 1 s at
+ * Debian's HZ of 250 (0.25 s at 1000, 2.5 s at 100). Each count moves by
+ * two per change, under one lock for the whole system: in that time it
+ * cannot come round its 32 bits to the value a memo holds.
+ */
+#define MOVES_WINDOW	250
+
+/*
+ * What memo_unmoved compares and memo_settle keeps, read before a walk:
+ * the move counts, and the first step's dentry's parent and name. The
+ * dentry's address alone would not do: a dentry freed and another made at
+ * the same address (the file's other hard link, looked up again) is
+ * another path; one with the same parent and name is the same path.
+ */
+struct memo_moves {
+	__u64 counts;	/* moves_now() */
+	__u64 parent;
+	__u64 name;	/* d_name.hash_len */
+};
+
+/*
+ * Both move counts as one word (rename_lock's high, mount_lock's low), or
+ * MOVES_UNKNOWN: counts not found, a change under way (odd), or a count
+ * read as 0 (a plain load that faulted reads 0: never taken as a count).
+ * A global function: verified once.
+ */
+__noinline __u64 moves_now(void)
+{
+	__u32 r = 0, m = 0;
+
+	if (!move_counts[SBX_MOVES_RENAME] || !move_counts[SBX_MOVES_MOUNT])
+		return MOVES_UNKNOWN;
+	if (plain_loads) {
+		r = AS_KERNEL(seqcount, move_counts[SBX_MOVES_RENAME])->sequence;
+		m = AS_KERNEL(seqcount, move_counts[SBX_MOVES_MOUNT])->sequence;
+	} else if (bpf_probe_read_kernel(&r, sizeof(r), (const void *)move_counts[SBX_MOVES_RENAME]) ||
+		   bpf_probe_read_kernel(&m, sizeof(m), (const void *)move_counts[SBX_MOVES_MOUNT])) {
+		return MOVES_UNKNOWN;
+	}
+	if (!r || !m || ((r | m) & 1))
+		return MOVES_UNKNOWN;
+	return (__u64)r << 32 | m;
+}
+
+/*
+ * 1 when @mo's path was walked and held (memo_settle) less than
+ * MOVES_WINDOW ago, with the move counts, the first dentry's parent and
+ * its name as @now reads them: nothing in the kernel has moved a dentry or
+ * a mount since, so the path from that dentry is still the one walked.
+ * The caller compares the dentry itself (a pointer is no argument of a
+ * global function). Unsigned: the deadline never comes round again.
+ * Global: one check for the verifier, however many states reach it.
+ */
+__noinline int memo_unmoved(const struct sbx_open_memo *mo, const struct memo_moves *now)
+{
+	__u32 left;
+
+	if (!mo || !now || now->counts == MOVES_UNKNOWN || !mo->settled)
+		return 0;
+	left = mo->settled - (__u32)bpf_jiffies64();	/* 1 to MOVES_WINDOW while it stands */
+	return left - 1 < MOVES_WINDOW && mo->moves == now->counts && mo->first_parent == now->parent &&
+	       mo->first_name == now->name;
+}
+
+/*
+ * After @mo's path held a walk that began when @seen was read, and the
+ * memo's count still reads @seq (nothing rewrote it): let the next checks
+ * within MOVES_WINDOW go by memo_unmoved. A writer like any other (lock
+ * and count): a memo another CPU is writing is left as it is, and a
+ * memo_write that finds this one at work keeps nothing, which costs only
+ * a walk.
+ */
+__noinline int memo_settle(struct sbx_open_memo *mo, __u32 seq, const struct memo_moves *seen)
+{
+	__u32 until;
+
+	if (!mo || !seen || seen->counts == MOVES_UNKNOWN || !sbx_trylock(&mo->lock))
+		return 0;
+	if (MEMO_WORD(mo->seq) == seq) {
+		until = (__u32)bpf_jiffies64() + MOVES_WINDOW;
+		MEMO_WORD(mo->seq) = seq + 1;	/* odd: readers stay away */
+		sbx_barrier();
+		mo->moves = seen->counts;
+		mo->first_parent = seen->parent;
+		mo->first_name = seen->name;
+		mo->settled = until ? until : 1;	/* 0 is "not settled"; 1 is past its window at once */
+		sbx_barrier();
+		MEMO_WORD(mo->seq) = seq + 2;
+	}
+	sbx_unlock(&mo->lock);
+	return 0;
+}
+
+/*
+ * 1 when the path from dentry @d in mount @vm (typed pointers) is, step
+ * for step, the one @mo recorded: nothing moved since it was last walked
+ * (memo_unmoved), or walked again. @mv: what was read before the walk,
+ * for the caller's memo_settle once it has seen the memo's own count
+ * unchanged; its counts MOVES_UNKNOWN when nothing is to be settled.
+ */
 static __always_inline int memo_path_holds(const struct sbx_open_memo *mo, struct dentry *d,
-					   struct vfsmount *vm)
+					   struct vfsmount *vm, struct memo_moves *mv)
 {
 	struct memo_walk w = {};
+	struct dentry *parent = NULL;
+	__u32 dseq;
 
+	mv->counts = moves_now();
+	if (memo_dentry_loads(d, &parent, &mv->name, &dseq))
+		mv->counts = MOVES_UNKNOWN;	/* a rename moving it: the walk refuses it */
+	mv->parent = (__u64)parent;
+	if (mo->p[0] == (__u64)d && memo_unmoved(mo, mv)) {
+		mv->counts = MOVES_UNKNOWN;
+		return 1;
+	}
 	w.mo = mo;
 	w.td = d;
 	w.m = plain_loads ? AS_KERNEL(mount, real_mount(vm)) : real_mount(vm);
@@ -760,6 +881,7 @@ _Static_assert(SBX_MEMO_READ == NEED_READ && SBX_MEMO_WRITE == NEED_WRITE, "a me
 static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 cgid, __u32 need)
 {
 	struct sbx_open_memo *mo;
+	struct memo_moves mv;
 	int same;
 	__u32 seq;
 
@@ -772,9 +894,12 @@ static __noinline int memo_holds(struct inode *inode, struct file *file, __u64 c
 	sbx_barrier();	/* the count before the memo's words */
 	if (!memo_head_holds(mo, seq, cgid, file->f_path.mnt) || (mo->need & need) != need)
 		return 0;
-	same = memo_path_holds(mo, file->f_path.dentry, file->f_path.mnt);
+	same = memo_path_holds(mo, file->f_path.dentry, file->f_path.mnt, &mv);
 	sbx_barrier();	/* the count again after them: no writer came between */
-	return same && MEMO_WORD(mo->seq) == seq;
+	if (!same || MEMO_WORD(mo->seq) != seq)
+		return 0;
+	memo_settle(mo, seq, &mv);
+	return 1;
 }
 
 /* A recorded walk of @n steps a memo can hold: 1 to SBX_MEMO_STEPS. */
@@ -797,6 +922,7 @@ static __always_inline void memo_record(struct sbx_open_memo *mo, struct sbx_scr
 	mo->h2 = s->walk.rec_h2;
 	mo->n = n;
 	mo->need = need;
+	mo->settled = 0;	/* walked once before memo_unmoved vouches for it */
 	/* One helper call, not SBX_MEMO_STEPS stores in every program that keeps a memo: a miss's cost. */
 	if (bpf_probe_read_kernel(mo->p, sizeof(mo->p), s->walk.rec_p))
 		mo->n = 0;	/* never (map memory to map memory); and then it holds nothing */
@@ -1086,7 +1212,7 @@ struct {
 	__type(key, int);
 	__type(value, struct dir_memo);
 } dir_memo SEC(".maps");
-_Static_assert(sizeof(struct dir_memo) == 384, "docs/design.md gives a directory memo's size");
+_Static_assert(sizeof(struct dir_memo) == 408, "docs/design.md gives a directory memo's size");
 
 /* The memo's matcher state into a work slot, 8 bytes at a time: on every write the memo allows, so no helper call. */
 static __always_inline void fs_state_copy(struct fs_state *to, const struct fs_state *from)
@@ -1115,6 +1241,7 @@ static __noinline int dir_memo_says(struct inode *dinode, const struct path *dir
 	struct dir_memo *dm;
 	__u32 seq, len, rule;
 	int says = DIR_MEMO_JUDGE;
+	struct memo_moves mv;
 
 	if (!dinode || !dir || !dentry)
 		return DIR_MEMO_JUDGE;
@@ -1125,18 +1252,23 @@ static __noinline int dir_memo_says(struct inode *dinode, const struct path *dir
 	sbx_barrier();	/* the count before the memo's words */
 	if (!dm->path.n && memo_made_now(&dm->path, seq, cgid))
 		return DIR_MEMO_NONE;
-	if (!memo_head_holds(&dm->path, seq, cgid, dir->mnt) || !memo_path_holds(&dm->path, dir->dentry, dir->mnt))
+	if (!memo_head_holds(&dm->path, seq, cgid, dir->mnt) ||
+	    !memo_path_holds(&dm->path, dir->dentry, dir->mnt, &mv))
 		return DIR_MEMO_JUDGE;
 	s = work_get();
 	if (!s)
 		return DIR_MEMO_JUDGE;
 	fs_state_copy(&s->match, &dm->st);
 	sbx_barrier();	/* the count again after everything taken from it */
+	if (MEMO_WORD(dm->path.seq) != seq) {
+		work_put(s);
+		return DIR_MEMO_JUDGE;
+	}
+	memo_settle(&dm->path, seq, &mv);
 	len = dentry->d_name.len;
 	barrier_var(len);	/* masked after the load: 6.1 loses a range test the compiler folds */
 	len &= SBX_NAME_MAX;
-	if (MEMO_WORD(dm->path.seq) == seq && len && len == dentry->d_name.len &&
-	    !bpf_probe_read_kernel(s->walk.b, len, dentry->d_name.name)) {
+	if (len && len == dentry->d_name.len && !bpf_probe_read_kernel(s->walk.b, len, dentry->d_name.name)) {
 		fs_match((struct sbx_path *)s->walk.b, len, s->match.policy_id, s->match.mask | FS_MATCH_RESUME,
 			 &s->match);
 		if (!fs_says(&s->match.v, &op, NEED_WRITE, &rule))

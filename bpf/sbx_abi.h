@@ -557,6 +557,7 @@ struct sbx_kernel_ids {
 	__u32 path;
 	__u32 task_struct;
 	__u32 vfsmount;
+	__u32 seqcount;
 };
 
 /*
@@ -584,12 +585,33 @@ struct sbx_open_memo {
 	__u32 seq;
 	__u32 n;		/* steps in p */
 	__u32 need;		/* SBX_MEMO_READ | SBX_MEMO_WRITE: what was allowed of this path */
-	__u32 pad;
+	__u32 settled;		/* jiffies (low 32 bits) until which `moves` stands for the walk; 0: not settled */
 	__u64 cgid;		/* the task's cgroup */
 	__u64 gen;		/* verdict_gen when the open began */
 	__u64 mnt;		/* the file's mount (struct vfsmount) */
 	__u64 h1, h2;		/* the walk's digest (resolve.h walk_fold) */
+	__u64 moves;		/* the kernel's move counts when the walk last held (struct sbx_moves), */
+	__u64 first_parent;	/* and then the first step's dentry's parent */
+	__u64 first_name;	/* and its name's hash and length (d_name.hash_len) */
 	__u64 p[SBX_MEMO_STEPS];	/* each step's dentry, parent mount or mount namespace */
+};
+
+/*
+ * The kernel's two move counts (bpf/moves.bpf.c, userspace/moves.c): the
+ * sequence counts of rename_lock, which every change of a dentry's parent
+ * or name takes (__d_move: rename, d_splice_alias), and of mount_lock,
+ * which every change of the mount tree takes. Each is odd while a change
+ * runs and two more after it. While both read the same as when a memo's
+ * path was last walked, no dentry and no mount anywhere has moved, so the
+ * path is the same one (docs/design.md, "Nothing moved"). The loader finds
+ * them by name (bpf_kallsyms_lookup_name, from a BPF_PROG_TYPE_SYSCALL
+ * program) and sees each one move before the programs use it.
+ */
+enum { SBX_MOVES_RENAME, SBX_MOVES_MOUNT, SBX_MOVES_N };
+struct sbx_moves {
+	__u64 addr[SBX_MOVES_N];	/* where each count is; 0: not found */
+	__u32 count[SBX_MOVES_N];	/* each one's value when the program last ran */
+	__s32 err[SBX_MOVES_N];	/* the lookup's or the read's error, 0 */
 };
 
 #endif /* SBX_ABI_H */

@@ -58,7 +58,7 @@ layer_san() {
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		run_cmocka $bins
 }
-layer_bpf() { run_cmocka "$BUILD"/tests/bpf/fs_match_test "$BUILD"/tests/bpf/map_purge_test; }
+layer_bpf() { run_cmocka "$BUILD"/tests/bpf/fs_match_test "$BUILD"/tests/bpf/map_purge_test "$BUILD"/tests/bpf/moves_test; }
 layer_host() {
 	local t
 	for t in "$ROOT"/tests/host/*.sh; do

@@ -15,6 +15,7 @@
 #include "doctor.h"
 #include "hooks.h"
 #include "loader.h"
+#include "moves.h"
 #include "util.h"
 
 /* bpf_loop (5.17) is the newest kernel feature the programs rely on. */
@@ -211,6 +212,30 @@ static void check_lsm_load(struct doctor_report *r, int bpf_active)
 	snprintf(c->fix, sizeof(c->fix), "%s", fix);
 }
 
+/*
+ * The kernel's move counts (moves.h): with them, a memo whose path nothing
+ * has moved since it was last walked is not walked again. Finding them
+ * makes and removes a directory and a child's mount namespace.
+ */
+static void check_move_counts(struct doctor_report *r)
+{
+	__u64 addr[SBX_MOVES_N];
+	char why[160];
+	struct check *c;
+
+	if (!moves__find(addr, why, sizeof(why))) {
+		c = add(r, "move_counts", CHECK_PASS);
+		snprintf(c->detail, sizeof(c->detail), "rename_lock and mount_lock found and seen to move: "
+			 "a memo's path goes unwalked while no dentry or mount moves, a second at most");
+		return;
+	}
+	c = add(r, "move_counts", CHECK_WARN);
+	snprintf(c->detail, sizeof(c->detail), "%s: every memo check walks its path (the same verdicts, "
+		 "more instructions per open and write)", why);
+	snprintf(c->fix, sizeof(c->fix), "they need CONFIG_KALLSYMS_ALL, bpf_kallsyms_lookup_name (5.16+) and "
+		 "kernel.kptr_restrict below 2; their check, a writable TMPDIR (or /tmp) and unshare(CLONE_NEWNS)");
+}
+
 /* The hooks with more than one program variant, and the one this kernel got: "bpf: task_bpf_kernel, …". */
 static void variants_line(const struct hook_picks *picks, char *buf, size_t sz)
 {
@@ -380,8 +405,10 @@ void doctor_run(struct doctor_report *r)
 	check_btf(r);
 	check_lsm(r, &bpf_active);
 	check_lsm_load(r, bpf_active);
-	if (r->checks[r->nr - 1].status == CHECK_PASS)	/* the kernel takes LSM programs at all */
+	if (r->checks[r->nr - 1].status == CHECK_PASS) {	/* the kernel takes LSM programs at all */
 		check_programs(r);
+		check_move_counts(r);
+	}
 	check_lockdown(r);
 	check_bpffs(r);
 	check_cgroup(r);

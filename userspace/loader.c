@@ -28,6 +28,7 @@
 #include "loader.h"
 #include "sbx.objhash.h"
 #include "mappurge.h"
+#include "moves.h"
 #include "util.h"
 #include "sbx.skel.h"
 #include "probe.skel.h"
@@ -440,7 +441,7 @@ static struct sbx_bpf *sbx_open(void)
 static struct sbx_kernel_ids kernel_ids;
 
 /* Each struct the walk casts to: its name, and its field of struct sbx_kernel_ids. */
-#define KERNEL_IDS(X) X(dentry) X(file) X(mount) X(path) X(task_struct) X(vfsmount)
+#define KERNEL_IDS(X) X(dentry) X(file) X(mount) X(path) X(task_struct) X(vfsmount) X(seqcount)
 
 static void kernel_ids_find(const struct btf *kernel, bool plain)
 {
@@ -461,6 +462,23 @@ static void kernel_ids_find(const struct btf *kernel, bool plain)
 #undef SET
 #undef SHOW
 #undef ARG
+}
+
+/*
+ * Where the kernel's move counts are (moves.h), for the memos to go
+ * without their walk while nothing moved: found and seen to move once per
+ * process. Without them (zeros) every memo check walks: said in the trace
+ * and by doctor, and nothing else changes.
+ */
+static __u64 move_counts[SBX_MOVES_N];
+
+static void move_counts_find(void)
+{
+	char why[160];
+
+	if (moves__find(move_counts, why, sizeof(why)))
+		trace_note("move-counts none: %s", why);
+	trace_phase("move-counts");
 }
 
 static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
@@ -548,6 +566,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	core_btf_build(kernel);
 	kernel_ids_find(kernel, plain);
 	trace_phase("core-btf");
+	move_counts_find();
 	skel = sbx_open();
 	if (!skel)
 		return NULL;
@@ -560,6 +579,9 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	wrong_variant_on_request(skel->obj);
 	skel->rodata->plain_loads = plain;
 	skel->rodata->kernel_ids = kernel_ids;
+	/* Read through bpf_rdonly_cast with plain loads: without the struct's ID, not at all (walked). */
+	if (!plain || kernel_ids.seqcount)
+		memcpy((void *)skel->rodata->move_counts, move_counts, sizeof(move_counts));
 	/* Attached only while a sandbox needs its descriptors judged (loader__fd_judging). */
 	bpf_program__set_autoattach(skel->progs.fs_file_permission, false);
 	/* Not wanted is not a gap: nothing to accept. */

@@ -63,29 +63,43 @@ check mandatory/allowed-after "$(probe_in "$CG" open "$W/ws/a/f3" creat)" OK
 # The directory moved (outside the sandbox) to where writing is denied.
 check moved/create "$(probe_in "$CG" open "$W/ws/b/f" creat)" OK
 kept moved/memo "$W/ws/b"
+memo_settle moved "$CG" --dir "$W/ws/b" -- open "$W/ws/b/f0" creat
 mv "$W/ws/b" "$W/ro/b2"
 check moved/denied "$(probe_in "$CG" open "$W/ro/b2/g" creat)" EACCES
+memo_in_window moved/in-window
 memo_denied moved/event create "$W/ro/b2/g"
 check moved/unlink-denied "$(probe_in "$CG" unlink "$W/ro/b2/f")" EACCES
 memo_denied moved/unlink-event unlink "$W/ro/b2/f"
 # Renamed in place to a denyWrite name: the same parent, another name.
 check renamed/create "$(probe_in "$CG" open "$W/ws/c/f" creat)" OK
 kept renamed/memo "$W/ws/c"
+memo_settle renamed "$CG" --dir "$W/ws/c" -- open "$W/ws/c/f0" creat
 mv "$W/ws/c" "$W/ws/shut"
 check renamed/denied "$(probe_in "$CG" open "$W/ws/shut/g" creat)" EACCES
+memo_in_window renamed/in-window
 memo_denied renamed/event create "$W/ws/shut/g"
 # A directory above it moved: ws/e/deep's memo, ws/e moved out of ws.
 mkdir -p "$W/ws/e/deep"
 check above-moved/create "$(probe_in "$CG" open "$W/ws/e/deep/f" creat)" OK
 kept above-moved/memo "$W/ws/e/deep"
+memo_settle above-moved "$CG" --dir "$W/ws/e/deep" -- open "$W/ws/e/deep/f0" creat
 mv "$W/ws/e" "$W/ro/e"
 check above-moved/denied "$(probe_in "$CG" open "$W/ro/e/deep/g" creat)" EACCES
+memo_in_window above-moved/in-window
 memo_denied above-moved/event create "$W/ro/e/deep/g"
-# Its file system moved to where writing is denied.
-mount -t tmpfs dmemo-m1 "$W/ws/m1"
+# Its file system moved to where writing is denied. Its root, and a directory in it: a memo of a
+# mount's root opens with the mount crossing, which no move check lets go unwalked; the other
+# opens with its dentry, and only the mount count tells it the mount moved.
+mount -t tmpfs dmemo-m1 "$W/ws/m1" && mkdir "$W/ws/m1/in"
 check mount-moved/create "$(probe_in "$CG" open "$W/ws/m1/f" creat)" OK
 kept mount-moved/memo "$W/ws/m1"
+check mount-moved/create-in "$(probe_in "$CG" open "$W/ws/m1/in/f" creat)" OK
+kept mount-moved/memo-in "$W/ws/m1/in"
+memo_settle mount-moved "$CG" --dir "$W/ws/m1/in" -- open "$W/ws/m1/in/f0" creat
 if mount --move "$W/ws/m1" "$W/ro/m1" 2>"$W/move.err"; then
+	check mount-moved/denied-in "$(probe_in "$CG" open "$W/ro/m1/in/g" creat)" EACCES
+	memo_in_window mount-moved/in-window
+	memo_denied mount-moved/event-in create "$W/ro/m1/in/g"
 	check mount-moved/denied "$(probe_in "$CG" open "$W/ro/m1/g" creat)" EACCES
 	memo_denied mount-moved/event create "$W/ro/m1/g"
 	umount "$W/ro/m1"
@@ -95,8 +109,10 @@ fi
 # The directory bound where writing is denied: the same inode under another mount.
 check bind/create "$(probe_in "$CG" open "$W/ws/f/f" creat)" OK
 kept bind/memo "$W/ws/f"
+memo_settle bind "$CG" --dir "$W/ws/f" -- open "$W/ws/f/f0" creat
 mount --bind "$W/ws/f" "$W/ro/b"
 check bind/denied "$(probe_in "$CG" open "$W/ro/b/g" creat)" EACCES
+memo_in_window bind/in-window
 memo_denied bind/event create "$W/ro/b/g"
 check bind/first-path-allowed "$(probe_in "$CG" open "$W/ws/f/h" creat)" OK
 umount "$W/ro/b"

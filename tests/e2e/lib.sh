@@ -66,6 +66,38 @@ memo_kept() {
 	esac
 }
 
+# memo_settle NAME CGROUP-DIR SBX-MEMO-ARG… -- PROBE-ARG…: the probe run again in that cgroup
+# (allowed: the memo's walk holds, or it is settled already), and the memo shown settled
+# (sbx-memo: settled=J, J not 0): until jiffy J its checks go without the walk while the kernel's
+# move counts stand still (bpf/fs.bpf.c memo_unmoved). memo_in_window NAME, after what must not go
+# by it: the kernel's jiffies (/proc/timer_list) are still before J, so the memo was settled when
+# that was checked.
+memo_settled() { sbx-memo "$@" 2>&1 | sed -n 's/.* settled=\([0-9]*\) .*/\1/p' | head -n 1; }
+memo_settle() {
+	_name=$1 _cg=$2 _margs=
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do _margs="$_margs $1"; shift; done
+	shift
+	# Settled already, it would stay so until its old deadline: let that pass, for a fresh one.
+	[ "$(memo_settled $_margs)" = 0 ] || sleep 1.1
+	check "$_name/again" "$(probe_in "$_cg" "$@")" OK
+	_settled=$(memo_settled $_margs)
+	case "$_settled" in
+	'' | 0) fail "$_name/settled" "sbx-memo$_margs: $(sbx-memo $_margs 2>&1)" ;;
+	*) pass "$_name/settled" ;;
+	esac
+}
+memo_in_window() {
+	_j=$(awk '/^jiffies:/ { print $2; exit }' /proc/timer_list)
+	# Jiffies left (32 bits, as the programs count): 1 to 250 (MOVES_WINDOW) while it stands.
+	_left=$(((${_settled:-0} - ${_j:-0}) & 0xffffffff))
+	if [ -n "$_j" ] && [ "$_left" -ge 1 ] && [ "$_left" -le 250 ]; then
+		pass "$1"
+	else
+		fail "$1" "jiffies ${_j:-unread}, the memo settled until ${_settled:-0}: past its window, that check walked"
+	fi
+}
+
 # in_cg CGROUP-DIR CMD…: CMD run in that cgroup.
 in_cg() { _cg=$1; shift; sh -c 'echo $$ >'"$_cg"'/cgroup.procs && exec "$@"' sh "$@"; }
 
