@@ -790,7 +790,9 @@ __noinline __u64 moves_now(void)
  * its name as @now reads them: nothing in the kernel has moved a dentry or
  * a mount since, so the path from that dentry is still the one walked.
  * The caller compares the dentry itself (a pointer is no argument of a
- * global function). Unsigned: the deadline never comes round again.
+ * global function). Unsigned: past its deadline, a memo comes back into
+ * a window only 2^32 jiffies later (199 days at HZ 250), and then its
+ * counts would have to match too.
  * Global: one check for the verifier, however many states reach it.
  */
 __noinline int memo_unmoved(const struct sbx_open_memo *mo, const struct memo_moves *now)
@@ -825,7 +827,7 @@ __noinline int memo_settle(struct sbx_open_memo *mo, __u32 seq, const struct mem
 		mo->moves = seen->counts;
 		mo->first_parent = seen->parent;
 		mo->first_name = seen->name;
-		mo->settled = until ? until : 1;	/* 0 is "not settled"; 1 is past its window at once */
+		mo->settled = until ? until : 1;	/* 0 is "not settled": one jiffy later instead */
 		sbx_barrier();
 		MEMO_WORD(mo->seq) = seq + 2;
 	}

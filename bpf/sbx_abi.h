@@ -590,7 +590,7 @@ struct sbx_open_memo {
 	__u64 gen;		/* verdict_gen when the open began */
 	__u64 mnt;		/* the file's mount (struct vfsmount) */
 	__u64 h1, h2;		/* the walk's digest (resolve.h walk_fold) */
-	__u64 moves;		/* the kernel's move counts when the walk last held (struct sbx_moves), */
+	__u64 moves;		/* the kernel's move counts when the walk last held (fs.bpf.c moves_now), */
 	__u64 first_parent;	/* and then the first step's dentry's parent */
 	__u64 first_name;	/* and its name's hash and length (d_name.hash_len) */
 	__u64 p[SBX_MEMO_STEPS];	/* each step's dentry, parent mount or mount namespace */

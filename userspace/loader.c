@@ -582,6 +582,8 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	/* Read through bpf_rdonly_cast with plain loads: without the struct's ID, not at all (walked). */
 	if (!plain || kernel_ids.seqcount)
 		memcpy((void *)skel->rodata->move_counts, move_counts, sizeof(move_counts));
+	else if (move_counts[SBX_MOVES_RENAME])
+		trace_note("move-counts dropped: the kernel's BTF has no struct seqcount");
 	/* Attached only while a sandbox needs its descriptors judged (loader__fd_judging). */
 	bpf_program__set_autoattach(skel->progs.fs_file_permission, false);
 	/* Not wanted is not a gap: nothing to accept. */
