@@ -566,6 +566,23 @@ struct {
 #define MEMO_WORD(w)	(*(volatile __u32 *)&(w))
 
 /*
+ * A memo's words are written between these two, its lock held: the count
+ * odd meanwhile, so a reader that saw it before or sees it after knows
+ * (memo_write says why compiler barriers are enough).
+ */
+static __always_inline void memo_write_begin(struct sbx_open_memo *mo)
+{
+	MEMO_WORD(mo->seq) = mo->seq + 1;	/* odd: readers stay away */
+	sbx_barrier();
+}
+
+static __always_inline void memo_write_end(struct sbx_open_memo *mo)
+{
+	sbx_barrier();
+	MEMO_WORD(mo->seq) = mo->seq + 1;
+}
+
+/*
  * @d's parent, name hash and length, and rename count through plain loads
  * (@d a typed pointer: on 6.1, only one reached from the hook's file): 0,
  * or -1 when a rename is moving @d. The count is read before and after.
@@ -749,16 +766,32 @@ const volatile __u64 move_counts[SBX_MOVES_N];
 
 /*
  * What memo_unmoved compares and memo_settle keeps, read before a walk:
- * the move counts, and the first step's dentry's parent and name. The
- * dentry's address alone would not do: a dentry freed and another made at
- * the same address (the file's other hard link, looked up again) is
- * another path; one with the same parent and name is the same path.
+ * the move counts, and the first step's dentry's parent, name and parent
+ * directory. The dentry's address alone would not do: a dentry freed and
+ * another made at the same address (the file's other hard link, looked up
+ * again) is another path. The parent's address would not either: it can
+ * be freed and reused too, in the same order, as a slab hands back what
+ * was freed last. The name in the same directory is the same path, as
+ * long as no directory moved (docs/design.md, "Nothing moved").
  */
 struct memo_moves {
 	__u64 counts;	/* moves_now() */
 	__u64 parent;
 	__u64 name;	/* d_name.hash_len */
+	__u64 dir;	/* the parent's inode's i_ino */
+	__u32 dir_gen;	/* … and i_generation */
+	__u32 pad;
 };
+
+/*
+ * Dentries a file system may find stale and look up anew (NFS, FUSE,
+ * procfs's task directories): their directories can move on a server
+ * without __d_move, so no count tells. Values of every kernel of the
+ * matrix (macros up to 6.12, enum dentry_flags after).
+ */
+#define MEMO_DCACHE_REVALIDATES	(4 | 2048)	/* DCACHE_OP_REVALIDATE | DCACHE_OP_WEAK_REVALIDATE */
+_Static_assert(MEMO_DCACHE_REVALIDATES == (DCACHE_OP_REVALIDATE | DCACHE_OP_WEAK_REVALIDATE),
+	       "dcache flags as vmlinux.h has them");
 
 /*
  * Both move counts as one word (rename_lock's high, mount_lock's low), or
@@ -803,7 +836,7 @@ __noinline int memo_unmoved(const struct sbx_open_memo *mo, const struct memo_mo
 		return 0;
 	left = mo->settled - (__u32)bpf_jiffies64();	/* 1 to MOVES_WINDOW while it stands */
 	return left - 1 < MOVES_WINDOW && mo->moves == now->counts && mo->first_parent == now->parent &&
-	       mo->first_name == now->name;
+	       mo->first_name == now->name && mo->first_dir == now->dir && mo->first_dir_gen == now->dir_gen;
 }
 
 /*
@@ -822,14 +855,14 @@ __noinline int memo_settle(struct sbx_open_memo *mo, __u32 seq, const struct mem
 		return 0;
 	if (MEMO_WORD(mo->seq) == seq) {
 		until = (__u32)bpf_jiffies64() + MOVES_WINDOW;
-		MEMO_WORD(mo->seq) = seq + 1;	/* odd: readers stay away */
-		sbx_barrier();
+		memo_write_begin(mo);
 		mo->moves = seen->counts;
 		mo->first_parent = seen->parent;
 		mo->first_name = seen->name;
+		mo->first_dir = seen->dir;
+		mo->first_dir_gen = seen->dir_gen;
 		mo->settled = until ? until : 1;	/* 0 is "not settled": one jiffy later instead */
-		sbx_barrier();
-		MEMO_WORD(mo->seq) = seq + 2;
+		memo_write_end(mo);
 	}
 	sbx_unlock(&mo->lock);
 	return 0;
@@ -847,12 +880,19 @@ static __always_inline int memo_path_holds(const struct sbx_open_memo *mo, struc
 {
 	struct memo_walk w = {};
 	struct dentry *parent = NULL;
+	struct inode *dir;
 	__u32 dseq;
 
 	mv->counts = moves_now();
 	if (memo_dentry_loads(d, &parent, &mv->name, &dseq))
 		mv->counts = MOVES_UNKNOWN;	/* a rename moving it: the walk refuses it */
+	/* Plain loads on every kernel (typed from the hook's own pointers); a NULL one reads 0. */
+	dir = parent->d_inode;
 	mv->parent = (__u64)parent;
+	mv->dir = dir->i_ino;
+	mv->dir_gen = dir->i_generation;
+	if (!dir || ((d->d_flags | parent->d_flags) & MEMO_DCACHE_REVALIDATES))
+		mv->counts = MOVES_UNKNOWN;
 	if (mo->p[0] == (__u64)d && memo_unmoved(mo, mv)) {
 		mv->counts = MOVES_UNKNOWN;
 		return 1;
@@ -973,11 +1013,9 @@ __noinline int memo_write(struct sbx_open_memo *mo, struct sbx_scratch *s, __u64
 	if (!memo_fits(n) || !sbx_trylock(&mo->lock))
 		return 0;
 	need |= memo_same_walk_need(mo, s, gen, cgid, n);
-	MEMO_WORD(mo->seq) = mo->seq + 1;	/* odd: readers stay away */
-	sbx_barrier();
+	memo_write_begin(mo);
 	memo_record(mo, s, gen, cgid, n, need & (SBX_MEMO_READ | SBX_MEMO_WRITE));
-	sbx_barrier();
-	MEMO_WORD(mo->seq) = mo->seq + 1;
+	memo_write_end(mo);
 	sbx_unlock(&mo->lock);
 	return 0;
 }
@@ -1214,7 +1252,7 @@ struct {
 	__type(key, int);
 	__type(value, struct dir_memo);
 } dir_memo SEC(".maps");
-_Static_assert(sizeof(struct dir_memo) == 408, "docs/design.md gives a directory memo's size");
+_Static_assert(sizeof(struct dir_memo) == 424, "docs/design.md gives a directory memo's size");
 
 /* The memo's matcher state into a work slot, 8 bytes at a time: on every write the memo allows, so no helper call. */
 static __always_inline void fs_state_copy(struct fs_state *to, const struct fs_state *from)
@@ -1318,13 +1356,11 @@ static __noinline void dir_memo_keep(struct inode *dinode, const struct path *di
 	dm = bpf_inode_storage_get(&dir_memo, dinode, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!dm || !sbx_trylock(&dm->path.lock))
 		return;
-	MEMO_WORD(dm->path.seq) = dm->path.seq + 1;	/* odd: readers stay away */
-	sbx_barrier();
+	memo_write_begin(&dm->path);
 	memo_record(&dm->path, s, gen, cgid, n, SBX_MEMO_WRITE);	/* n 0: the marker */
 	if (n && bpf_probe_read_kernel(&dm->st, sizeof(dm->st), &s->match))
 		dm->path.n = 0;	/* never (map memory to map memory); and then it allows nothing */
-	sbx_barrier();
-	MEMO_WORD(dm->path.seq) = dm->path.seq + 1;
+	memo_write_end(&dm->path);
 	sbx_unlock(&dm->path.lock);
 }
 

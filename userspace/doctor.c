@@ -15,7 +15,6 @@
 #include "doctor.h"
 #include "hooks.h"
 #include "loader.h"
-#include "moves.h"
 #include "util.h"
 
 /* bpf_loop (5.17) is the newest kernel feature the programs rely on. */
@@ -213,27 +212,29 @@ static void check_lsm_load(struct doctor_report *r, int bpf_active)
 }
 
 /*
- * The kernel's move counts (moves.h): with them, a memo whose path nothing
- * has moved since it was last walked is not walked again. Finding them
- * makes and removes a directory and a child's mount namespace.
+ * The kernel's move counts (moves.h), as the programs @l loaded got them:
+ * with them, a memo whose path nothing has moved since it was last walked
+ * is not walked again. Finding them makes and removes a directory and a
+ * child's mount namespace.
  */
-static void check_move_counts(struct doctor_report *r)
+static void check_move_counts(struct doctor_report *r, const struct sbx_loader *l)
 {
-	__u64 addr[SBX_MOVES_N];
 	char why[160];
 	struct check *c;
 
-	if (!moves__find(addr, why, sizeof(why))) {
+	if (loader__move_counts(l, why, sizeof(why)) > 0) {
 		c = add(r, "move_counts", CHECK_PASS);
-		snprintf(c->detail, sizeof(c->detail), "rename_lock and mount_lock found and seen to move: "
-			 "a memo's path goes unwalked while no dentry or mount moves, a second at most");
+		snprintf(c->detail, sizeof(c->detail), "rename_lock and mount_lock found, seen to move and given "
+			 "to the programs: a memo's path goes unwalked while no dentry or mount moves, a "
+			 "second at most");
 		return;
 	}
 	c = add(r, "move_counts", CHECK_WARN);
 	snprintf(c->detail, sizeof(c->detail), "%s: every memo check walks its path (the same verdicts, "
 		 "more instructions per open and write)", why);
-	snprintf(c->fix, sizeof(c->fix), "they need CONFIG_KALLSYMS_ALL, bpf_kallsyms_lookup_name (5.16+) and "
-		 "kernel.kptr_restrict below 2; their check, a writable TMPDIR (or /tmp) and unshare(CLONE_NEWNS)");
+	snprintf(c->fix, sizeof(c->fix), "they need CONFIG_KALLSYMS_ALL, bpf_kallsyms_lookup_name (5.16+), "
+		 "kernel.kptr_restrict below 2 and struct seqcount in the kernel's BTF; their check, a "
+		 "writable TMPDIR (or /tmp) and unshare(CLONE_NEWNS)");
 }
 
 /* The hooks with more than one program variant, and the one this kernel got: "bpf: task_bpf_kernel, …". */
@@ -290,6 +291,7 @@ static void check_programs(struct doctor_report *r)
 		snprintf(c->fix, sizeof(c->fix), "use a kernel and sbx-bpf release that match, or run without this "
 			 "protection knowingly: --accept-missing %s", g->g[i].hook);
 	}
+	check_move_counts(r, l);
 	loader__destroy(l);
 }
 
@@ -406,8 +408,7 @@ void doctor_run(struct doctor_report *r)
 	check_lsm(r, &bpf_active);
 	check_lsm_load(r, bpf_active);
 	if (r->checks[r->nr - 1].status == CHECK_PASS) {	/* the kernel takes LSM programs at all */
-		check_programs(r);
-		check_move_counts(r);
+		check_programs(r);	/* and the move counts its programs got */
 	}
 	check_lockdown(r);
 	check_bpffs(r);

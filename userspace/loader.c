@@ -471,13 +471,12 @@ static void kernel_ids_find(const struct btf *kernel, bool plain)
  * and by doctor, and nothing else changes.
  */
 static __u64 move_counts[SBX_MOVES_N];
+static char move_counts_why[160];	/* why the programs get none; "" when they do */
 
 static void move_counts_find(void)
 {
-	char why[160];
-
-	if (moves__find(move_counts, why, sizeof(why)))
-		trace_note("move-counts none: %s", why);
+	if (moves__find(move_counts, move_counts_why, sizeof(move_counts_why)))
+		trace_note("move-counts none: %s", move_counts_why);
 	trace_phase("move-counts");
 }
 
@@ -582,8 +581,11 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 	/* Read through bpf_rdonly_cast with plain loads: without the struct's ID, not at all (walked). */
 	if (!plain || kernel_ids.seqcount)
 		memcpy((void *)skel->rodata->move_counts, move_counts, sizeof(move_counts));
-	else if (move_counts[SBX_MOVES_RENAME])
-		trace_note("move-counts dropped: the kernel's BTF has no struct seqcount");
+	else if (move_counts[SBX_MOVES_RENAME]) {
+		snprintf(move_counts_why, sizeof(move_counts_why),
+			 "found, but the kernel's BTF has no struct seqcount to read them through");
+		trace_note("move-counts dropped: %s", move_counts_why);
+	}
 	/* Attached only while a sandbox needs its descriptors judged (loader__fd_judging). */
 	bpf_program__set_autoattach(skel->progs.fs_file_permission, false);
 	/* Not wanted is not a gap: nothing to accept. */
@@ -970,6 +972,18 @@ size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max)
 const struct hook_gaps *loader__gaps(const struct sbx_loader *l)
 {
 	return &l->gaps;
+}
+
+int loader__move_counts(const struct sbx_loader *l, char *why, size_t sz)
+{
+	if (!l->skel) {
+		snprintf(why, sz, "a set adopted from bpffs: its loader decided");
+		return -ENOENT;
+	}
+	if (l->skel->rodata->move_counts[SBX_MOVES_RENAME] && l->skel->rodata->move_counts[SBX_MOVES_MOUNT])
+		return 1;
+	snprintf(why, sz, "%s", move_counts_why[0] ? move_counts_why : "not given to the programs");
+	return 0;
 }
 
 #define CO_LEN	(SBX_COALESCE_SLOTS * sizeof(struct sbx_coalesce_slot))

@@ -61,6 +61,12 @@ size_t loader__link_fds(const struct sbx_loader *l, int *fds, size_t max);
 /* What this set lacks: from its load, or, for a pinned set, as the loader that pinned it recorded. */
 const struct hook_gaps *loader__gaps(const struct sbx_loader *l);
 /*
+ * Whether @l's programs were given the kernel's move counts (moves.h), as
+ * its .rodata holds them: 1, or 0 with the reason in @why; -ENOENT for a
+ * set adopted from bpffs, whose .rodata this process did not write.
+ */
+int loader__move_counts(const struct sbx_loader *l, char *why, size_t sz);
+/*
  * The verifier's reason for a refusal, from its log: the message lines at
  * its end ("func 'bpf_lsm_bpf' doesn't have 4-th argument: invalid
  * bpf_context access off=24 size=8"), without the instruction trace.

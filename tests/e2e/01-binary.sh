@@ -20,7 +20,7 @@ check_json doctor-cgroup-unified "$W/doctor.json" \
 	'.[0].checks[] | select(.name == "cgroup") | (.status == "PASS" and (.detail | test("cpu.*memory.*io|io.*memory")))'
 # Every kernel of the matrix has the move counts (CONFIG_KALLSYMS_ALL, bpf_kallsyms_lookup_name).
 check_json doctor-move-counts "$W/doctor.json" \
-	'.[0].checks[] | select(.name == "move_counts") | (.status == "PASS" and (.detail | test("seen to move")))'
+	'.[0].checks[] | select(.name == "move_counts") | (.status == "PASS" and (.detail | test("seen to move and given to the programs")))'
 check_json doctor-no-fail "$W/doctor.json" '[.[0].checks[] | select(.status == "FAIL")] | length == 0'
 
 sbx-bpf no-such-command 2>"$W/err"; check unknown-command-exit-2 "$?" 2

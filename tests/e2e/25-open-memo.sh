@@ -40,6 +40,15 @@ kept kept/dir-memo "$W/pub/a"
 check kept/denied-still "$(probe_in "$CG" open "$W/sec/x")" EACCES
 check kept/no-memo-for-a-denial "$(sbx-memo "$W/sec/x")" none
 memo_denied kept/denied-event read "$W/sec/x"
+# Settled, the next open goes without the walk (the deadline stays).
+memo_settle unwalked "$CG" "$W/pub/a/f" -- open "$W/pub/a/f" peek
+memo_unwalked unwalked/kept-deadline "$CG" "$W/pub/a/f" -- open "$W/pub/a/f" peek
+# A file system that checks its dentries again before use (cgroupfs, kernfs: DCACHE_OP_REVALIDATE)
+# can see a directory move without the kernel's move counts: its memos are walked every time.
+check revalidating/open "$(probe_in "$CG" open "$CG/cgroup.procs" peek)" OK
+kept revalidating/memo "$CG/cgroup.procs"
+check revalidating/open-again "$(probe_in "$CG" open "$CG/cgroup.procs" peek)" OK
+check revalidating/never-settled "$(memo_settled "$CG/cgroup.procs")" 0
 
 # --- the path changes under it -----------------------------------------------------------------
 # Each open after a change reads nothing (peek): with file_permission attached (the daemon's

@@ -47,6 +47,9 @@ check kept/unlink "$(probe_in "$CG" unlink "$W/ws/a/f1")" OK
 check kept/fifo "$(probe_in "$CG" mknod "$W/ws/a/fifo")" OK
 test -f "$W/ws/a/f2" && test -p "$W/ws/a/fifo" && test ! -e "$W/ws/a/f1"
 check kept/on-disk "$?" 0
+# Settled, the next create there goes without the directory's walk (the deadline stays).
+memo_settle unwalked "$CG" --dir "$W/ws/a" -- open "$W/ws/a/f4" creat
+memo_unwalked unwalked/kept-deadline "$CG" --dir "$W/ws/a" -- open "$W/ws/a/f5" creat
 # A denyWrite on a name in the directory: matched from the memo's state, refused.
 check name/denied "$(probe_in "$CG" open "$W/ws/a/locked" creat)" EACCES
 memo_denied name/event create "$W/ws/a/locked"

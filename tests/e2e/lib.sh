@@ -98,6 +98,33 @@ memo_in_window() {
 	fi
 }
 
+# memo_unwalked NAME CGROUP-DIR SBX-MEMO-ARG… -- PROBE-ARG…, after memo_settle: the probe run again
+# in that cgroup goes by the settled memo without its walk, so the memo keeps the deadline it had (a
+# walk that holds would settle it anew, jiffies later). A probe that creates (open PATH creat)
+# finds PATH removed first, from outside the sandbox: an unlink moves nothing. Anything else on
+# the system that moves a dentry or a mount in between makes the check walk: three tries.
+memo_unwalked() {
+	_name=$1 _cg=$2 _margs= _seen=
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do _margs="$_margs $1"; shift; done
+	shift
+	_before=$(memo_settled $_margs)
+	for _try in 1 2 3; do
+		[ "$1 ${3:-}" = "open creat" ] && rm -f "$2"
+		sleep 0.05	# 12 jiffies at HZ 250: a walk's deadline would be later
+		_r=$(probe_in "$_cg" "$@")
+		[ "$_r" = OK ] || { fail "$_name" "sbx-probe $*: $_r"; return; }
+		_now=$(memo_settled $_margs)
+		if [ -n "$_now" ] && [ "$_now" != 0 ] && [ "$_now" = "$_before" ]; then
+			pass "$_name"
+			return
+		fi
+		_seen="$_seen $_before->$_now"
+		_before=$_now
+	done
+	fail "$_name" "settled anew at each try ($_seen): every check walked"
+}
+
 # in_cg CGROUP-DIR CMD…: CMD run in that cgroup.
 in_cg() { _cg=$1; shift; sh -c 'echo $$ >'"$_cg"'/cgroup.procs && exec "$@"' sh "$@"; }
 
