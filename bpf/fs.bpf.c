@@ -778,20 +778,37 @@ struct memo_moves {
 	__u64 counts;	/* moves_now() */
 	__u64 parent;
 	__u64 name;	/* d_name.hash_len */
-	__u64 dir;	/* the parent's inode's i_ino */
+	__u64 dir_inode;	/* the parent's inode */
+	__u64 dir;	/* … its i_ino */
 	__u32 dir_gen;	/* … and i_generation */
 	__u32 pad;
 };
 
 /*
  * Dentries a file system may find stale and look up anew (NFS, FUSE,
- * procfs's task directories): their directories can move on a server
- * without __d_move, so no count tells. Values of every kernel of the
- * matrix (macros up to 6.12, enum dentry_flags after).
+ * kernfs, overlayfs, ext4's encrypted or case-folded names): a directory
+ * can then be found under another name without __d_move, so no count
+ * tells. Values of every kernel of the matrix: macros up to 6.12, enum
+ * dentry_flags after (the assert checks the latter, vmlinux.h's).
  */
 #define MEMO_DCACHE_REVALIDATES	(4 | 2048)	/* DCACHE_OP_REVALIDATE | DCACHE_OP_WEAK_REVALIDATE */
 _Static_assert(MEMO_DCACHE_REVALIDATES == (DCACHE_OP_REVALIDATE | DCACHE_OP_WEAK_REVALIDATE),
 	       "dcache flags as vmlinux.h has them");
+
+/*
+ * The file systems whose directories a settled memo may name by inode
+ * number and generation (uapi linux/magic.h): local, each new inode's
+ * generation drawn at random (btrfs: a transaction's, with numbers never
+ * handed back in a subvolume). Any other is walked every time.
+ */
+static __always_inline bool memo_fs_vouched(unsigned long magic)
+{
+	return magic == 0x01021994 ||	/* TMPFS_MAGIC */
+	       magic == 0xEF53 ||	/* EXT4_SUPER_MAGIC */
+	       magic == 0x58465342 ||	/* XFS_SUPER_MAGIC */
+	       magic == 0x9123683E ||	/* BTRFS_SUPER_MAGIC */
+	       magic == 0xF2F52010;	/* F2FS_SUPER_MAGIC */
+}
 
 /*
  * Both move counts as one word (rename_lock's high, mount_lock's low), or
@@ -819,9 +836,10 @@ __noinline __u64 moves_now(void)
 
 /*
  * 1 when @mo's path was walked and held (memo_settle) less than
- * MOVES_WINDOW ago, with the move counts, the first dentry's parent and
- * its name as @now reads them: nothing in the kernel has moved a dentry or
- * a mount since, so the path from that dentry is still the one walked.
+ * MOVES_WINDOW ago, with the move counts, the first dentry's parent, its
+ * name and its parent directory as @now reads them: nothing in the kernel
+ * has moved a dentry or a mount since, so the path from that dentry is
+ * still the one walked.
  * The caller compares the dentry itself (a pointer is no argument of a
  * global function). Unsigned: past its deadline, a memo comes back into
  * a window only 2^32 jiffies later (199 days at HZ 250), and then its
@@ -836,7 +854,8 @@ __noinline int memo_unmoved(const struct sbx_open_memo *mo, const struct memo_mo
 		return 0;
 	left = mo->settled - (__u32)bpf_jiffies64();	/* 1 to MOVES_WINDOW while it stands */
 	return left - 1 < MOVES_WINDOW && mo->moves == now->counts && mo->first_parent == now->parent &&
-	       mo->first_name == now->name && mo->first_dir == now->dir && mo->first_dir_gen == now->dir_gen;
+	       mo->first_name == now->name && mo->first_dir_inode == now->dir_inode && mo->first_dir == now->dir &&
+	       mo->first_dir_gen == now->dir_gen;
 }
 
 /*
@@ -859,6 +878,7 @@ __noinline int memo_settle(struct sbx_open_memo *mo, __u32 seq, const struct mem
 		mo->moves = seen->counts;
 		mo->first_parent = seen->parent;
 		mo->first_name = seen->name;
+		mo->first_dir_inode = seen->dir_inode;
 		mo->first_dir = seen->dir;
 		mo->first_dir_gen = seen->dir_gen;
 		mo->settled = until ? until : 1;	/* 0 is "not settled": one jiffy later instead */
@@ -880,18 +900,25 @@ static __always_inline int memo_path_holds(const struct sbx_open_memo *mo, struc
 {
 	struct memo_walk w = {};
 	struct dentry *parent = NULL;
-	struct inode *dir;
+	struct inode *dir = NULL;
 	__u32 dseq;
 
 	mv->counts = moves_now();
 	if (memo_dentry_loads(d, &parent, &mv->name, &dseq))
 		mv->counts = MOVES_UNKNOWN;	/* a rename moving it: the walk refuses it */
-	/* Plain loads on every kernel (typed from the hook's own pointers); a NULL one reads 0. */
-	dir = parent->d_inode;
+	/* Plain loads on every kernel (typed from the hook's own pointers). */
+	if (parent)
+		dir = parent->d_inode;
 	mv->parent = (__u64)parent;
-	mv->dir = dir->i_ino;
-	mv->dir_gen = dir->i_generation;
-	if (!dir || ((d->d_flags | parent->d_flags) & MEMO_DCACHE_REVALIDATES))
+	mv->dir_inode = (__u64)dir;
+	mv->dir = 0;
+	mv->dir_gen = 0;
+	mv->pad = 0;
+	if (dir) {
+		mv->dir = dir->i_ino;
+		mv->dir_gen = dir->i_generation;
+	}
+	if (!dir || ((d->d_flags | parent->d_flags) & MEMO_DCACHE_REVALIDATES) || !memo_fs_vouched(d->d_sb->s_magic))
 		mv->counts = MOVES_UNKNOWN;
 	if (mo->p[0] == (__u64)d && memo_unmoved(mo, mv)) {
 		mv->counts = MOVES_UNKNOWN;
@@ -1252,7 +1279,7 @@ struct {
 	__type(key, int);
 	__type(value, struct dir_memo);
 } dir_memo SEC(".maps");
-_Static_assert(sizeof(struct dir_memo) == 424, "docs/design.md gives a directory memo's size");
+_Static_assert(sizeof(struct dir_memo) == 432, "docs/design.md gives a directory memo's size");
 
 /* The memo's matcher state into a work slot, 8 bytes at a time: on every write the memo allows, so no helper call. */
 static __always_inline void fs_state_copy(struct fs_state *to, const struct fs_state *from)

@@ -593,7 +593,8 @@ struct sbx_open_memo {
 	__u64 moves;		/* the kernel's move counts when the walk last held (fs.bpf.c moves_now), */
 	__u64 first_parent;	/* and then the first step's dentry's parent */
 	__u64 first_name;	/* and its name's hash and length (d_name.hash_len) */
-	__u64 first_dir;	/* and the parent's inode: its number (i_ino) */
+	__u64 first_dir_inode;	/* and the parent's inode: its address, */
+	__u64 first_dir;	/* its number (i_ino) */
 	__u32 first_dir_gen;	/* and generation (i_generation): which directory, as a file handle says */
 	__u32 pad;
 	__u64 p[SBX_MEMO_STEPS];	/* each step's dentry, parent mount or mount namespace */

@@ -43,12 +43,16 @@ memo_denied kept/denied-event read "$W/sec/x"
 # Settled, the next open goes without the walk (the deadline stays).
 memo_settle unwalked "$CG" "$W/pub/a/f" -- open "$W/pub/a/f" peek
 memo_unwalked unwalked/kept-deadline "$CG" "$W/pub/a/f" -- open "$W/pub/a/f" peek
-# A file system that checks its dentries again before use (cgroupfs, kernfs: DCACHE_OP_REVALIDATE)
-# can see a directory move without the kernel's move counts: its memos are walked every time.
+# A file system that checks its dentries again before use (cgroupfs, kernfs: DCACHE_OP_REVALIDATE,
+# and not one whose directories the fast path names by inode) can see a directory move without the
+# kernel's move counts: its memos are walked every time. The second open's walk holds (the memo is
+# not written again: the same sequence count) and does not settle it.
 check revalidating/open "$(probe_in "$CG" open "$CG/cgroup.procs" peek)" OK
 kept revalidating/memo "$CG/cgroup.procs"
+_seq=$(memo_seq "$CG/cgroup.procs")
 check revalidating/open-again "$(probe_in "$CG" open "$CG/cgroup.procs" peek)" OK
 check revalidating/never-settled "$(memo_settled "$CG/cgroup.procs")" 0
+check revalidating/held-unwritten "$(memo_seq "$CG/cgroup.procs")" "$_seq"
 
 # --- the path changes under it -----------------------------------------------------------------
 # Each open after a change reads nothing (peek): with file_permission attached (the daemon's

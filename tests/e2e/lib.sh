@@ -73,6 +73,8 @@ memo_kept() {
 # by it: the kernel's jiffies (/proc/timer_list) are still before J, so the memo was settled when
 # that was checked.
 memo_settled() { sbx-memo "$@" 2>&1 | sed -n 's/.* settled=\([0-9]*\) .*/\1/p' | head -n 1; }
+# memo_seq SBX-MEMO-ARG…: the memo's sequence count, which every write of it moves (a settle too).
+memo_seq() { sbx-memo "$@" 2>&1 | sed -n 's/.* seq=\([0-9]*\) .*/\1/p' | head -n 1; }
 memo_settle() {
 	_name=$1 _cg=$2 _margs=
 	shift 2
@@ -102,14 +104,14 @@ memo_in_window() {
 # in that cgroup goes by the settled memo without its walk, so the memo keeps the deadline it had (a
 # walk that holds would settle it anew, jiffies later). A probe that creates (open PATH creat)
 # finds PATH removed first, from outside the sandbox: an unlink moves nothing. Anything else on
-# the system that moves a dentry or a mount in between makes the check walk: three tries.
+# the system that moves a dentry or a mount in between makes the check walk: four tries.
 memo_unwalked() {
 	_name=$1 _cg=$2 _margs= _seen=
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do _margs="$_margs $1"; shift; done
 	shift
 	_before=$(memo_settled $_margs)
-	for _try in 1 2 3; do
+	for _try in 1 2 3 4; do
 		[ "$1 ${3:-}" = "open creat" ] && rm -f "$2"
 		sleep 0.05	# 12 jiffies at HZ 250: a walk's deadline would be later
 		_r=$(probe_in "$_cg" "$@")

@@ -6,11 +6,12 @@
  * 27-write-memo.sh: that a memo is kept where it should be, and not where
  * it must not be.
  *
- *   sbx-memo FILE        print "cgroup=ID steps=N settled=J need=r|w|rw"
+ *   sbx-memo FILE        print "cgroup=ID steps=N settled=J seq=S need=r|w|rw"
  *                        for each loaded open_memo map holding a memo of
  *                        FILE's inode (J: 0, or the jiffies, low 32 bits,
  *                        until which its checks go without the walk while
- *                        nothing moves; need: what it allowed), or "none"
+ *                        nothing moves; S: its sequence count, which every
+ *                        write of it moves; need: what it allowed), or "none"
  *   sbx-memo --dir DIR   the same for the dir_memo maps and DIR's inode
  *
  * The map is inode storage: its key is a descriptor of the file, opened
@@ -73,8 +74,9 @@ int main(int argc, char **argv)
 		if (r > 0) {
 			maps++;
 			if (!bpf_map_lookup_elem(fd, &file, value)) {
-				printf("cgroup=%llu steps=%u settled=%u need=%s%s\n", (unsigned long long)m->cgid,
-				       m->n, m->settled, m->need & SBX_MEMO_READ ? "r" : "",
+				printf("cgroup=%llu steps=%u settled=%u seq=%u need=%s%s\n",
+				       (unsigned long long)m->cgid, m->n, m->settled, m->seq,
+				       m->need & SBX_MEMO_READ ? "r" : "",
 				       m->need & SBX_MEMO_WRITE ? "w" : "");
 				found++;
 			} else if (errno != ENOENT) {
