@@ -786,7 +786,7 @@ struct memo_moves {
 
 /*
  * Dentries a file system may find stale and look up anew (NFS, FUSE,
- * kernfs, overlayfs, ext4's encrypted or case-folded names): a directory
+ * kernfs, overlayfs, ext4's encrypted names): a directory
  * can then be found under another name without __d_move, so no count
  * tells. Values of every kernel of the matrix: macros up to 6.12, enum
  * dentry_flags after (the assert checks the latter, vmlinux.h's).
@@ -798,8 +798,9 @@ _Static_assert(MEMO_DCACHE_REVALIDATES == (DCACHE_OP_REVALIDATE | DCACHE_OP_WEAK
 /*
  * The file systems whose directories a settled memo may name by inode
  * number and generation (uapi linux/magic.h): local, each new inode's
- * generation drawn at random (btrfs: a transaction's, with numbers never
- * handed back in a subvolume). Any other is walked every time.
+ * generation drawn at random or advanced on reuse (btrfs: a transaction's,
+ * with numbers not handed back in a mounted subvolume). Any other is
+ * walked every time (docs/design.md, "Nothing moved").
  */
 static __always_inline bool memo_fs_vouched(unsigned long magic)
 {

@@ -46,7 +46,8 @@ memo_unwalked unwalked/kept-deadline "$CG" "$W/pub/a/f" -- open "$W/pub/a/f" pee
 # A file system that checks its dentries again before use (cgroupfs, kernfs: DCACHE_OP_REVALIDATE,
 # and not one whose directories the fast path names by inode) can see a directory move without the
 # kernel's move counts: its memos are walked every time. The second open's walk holds (the memo is
-# not written again: the same sequence count) and does not settle it.
+# not written again: the same sequence count) and does not settle it. cgroupfs is both, so this
+# shows that one of the two gates holds, not which.
 check revalidating/open "$(probe_in "$CG" open "$CG/cgroup.procs" peek)" OK
 kept revalidating/memo "$CG/cgroup.procs"
 _seq=$(memo_seq "$CG/cgroup.procs")
