@@ -6,11 +6,11 @@
  * the host test program (tests/bpf/fs_match_test.bpf.c) that runs the very
  * same code through BPF_PROG_TEST_RUN on a kernel that refuses LSM programs.
  *
- * One walk over the path, byte by byte (bpf_loop, so the verifier sees one
- * small callback instead of a 4096-iteration unrolled loop), hashes the
- * current component's bytes two ways. At every component end ("/" = the
- * empty prefix before the first component, then each '/' and the end of
- * the path):
+ * One walk over the path, 8 bytes a step (bpf_loop, so the verifier sees
+ * one small callback instead of a 4096-iteration unrolled loop), hashes
+ * the current component's bytes two ways, 8 at a time (sbx_abi.h). At
+ * every component end ("/" = the empty prefix before the first component,
+ * then each '/' and the end of the path):
  *
  *   - the component is folded into the prefix's two hashes, and the prefix
  *     is looked up as an absolute rule path (sbx_abi.h: the same key);
@@ -52,6 +52,21 @@ struct fs_walk {
 	__u32 len;		/* bytes of path, without the NUL */
 	__u32 base;		/* where path starts in the whole path (fs_state base) */
 	struct fs_state *st;	/* the caller's, in map memory */
+	/*
+	 * The current component's bytes since its last whole chunk
+	 * (sbx_abi.h), byte k at bits 8k, and where the component starts in
+	 * path: a chunk is folded into the component's hashes when it fills,
+	 * and at the component's end. How much of the chunk is taken is told
+	 * from the positions, never counted. Both start as, and are reset to,
+	 * a 0 the verifier cannot see (fs_unknown_zero): from a known 0 it
+	 * would know every later byte's place in its chunk, and keep one
+	 * state for each place a component can begin (95,000 instructions to
+	 * verify the matcher, where 1,900 do). Only between the steps of one
+	 * walk: every walk ends at a component's end.
+	 */
+	__u64 acc;
+	__u32 start;
+	__u32 pad;
 };
 
 #if !defined(SBX_FS_MATCH_EXTERN) && !defined(SBX_FS_MATCH_STUB)
@@ -187,17 +202,27 @@ static __always_inline void fs_apply(struct fs_verdict *v, __u32 *mandatory, __u
 	v->unix_allow |= !!(flags & SBX_FS_UNIX_SOCKET);
 }
 
+/* One chunk of the current component (sbx_abi.h) into its two hashes. */
+static __always_inline void fs_fold_into(struct fs_state *st, __u64 chunk)
+{
+	st->c1 = sbx_hash_chunk1(st->c1, chunk);
+	st->c2 = sbx_hash_chunk2(st->c2, chunk);
+}
+
 /*
  * A component end: @prefix_len bytes of path, the component just read
- * included. A global function: the verifier checks it once per program
- * instead of once per state of every caller, which keeps loading fast.
+ * included, its last chunk @chunk still to fold when @partial (bytes of
+ * it). A global function: the verifier checks it once per program instead
+ * of once per state of every caller, which keeps loading fast.
  */
-__attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_len)
+__attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_len, __u64 chunk, __u64 partial)
 {
 	__u32 flags = 0;
 
 	if (!w)
 		return 0;
+	if (partial)	/* the component's last chunk, not full: folded here, verified once */
+		fs_fold_into(w, chunk);
 	if (prefix_len) {
 		w->h1 = sbx_seq_hash(w->h1, w->c1);
 		w->h2 = sbx_seq_hash(w->h2, w->c2);
@@ -237,6 +262,8 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 	 */
 	if (flags)
 		fs_apply(&w->v, &w->mandatory, flags, &w->hit);
+	w->c1 = SBX_HASH_INIT;	/* the next component's */
+	w->c2 = SBX_HASH2_INIT;
 	return 0;
 }
 
@@ -245,46 +272,90 @@ __attribute__((noinline)) int fs_component_end(struct fs_state *w, __u32 prefix_
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fs_walk_step takes byte j from bits 8j");
 
 /*
- * The next 8 bytes: a '/' ends a component; any other byte goes into its
- * hashes. One load for the 8 (x86 is little-endian: byte j is bits 8j..),
- * and the component's hashes kept in registers, stored only for a
- * component end and when the step is over: memory traffic was half the
- * cost of a byte.
+ * 0 at run time, and a number the verifier does not know: two loads of one
+ * word of @st, which only this walk writes (its map memory is the
+ * caller's alone), subtracted. The compiler must load twice (volatile);
+ * the verifier tracks no map memory. Three instructions, at a '/'.
+ */
+static __always_inline __u64 fs_unknown_zero(struct fs_state *st)
+{
+	return *(volatile __u64 *)&st->h1 - *(volatile __u64 *)&st->h1;
+}
+
+/* Which byte (0..7) has @bit, a word's one bit, the high bit of a byte. */
+static __always_inline __u64 fs_byte_index(__u64 bit)
+{
+	/* (1 << 8j) times the bytes 7, 6, ..., 0 moves byte 7 - j, which is j, to byte 7. */
+	return ((bit >> 7) * 0x0001020304050607ULL) >> 56;
+}
+
+/* The high bit of each byte of @word that is '/', and no other bit. */
+static __always_inline __u64 fs_slash_bytes(__u64 word)
+{
+	const __u64 low7 = 0x7f7f7f7f7f7f7f7fULL;
+	__u64 z = word ^ 0x2f2f2f2f2f2f2f2fULL;	/* a '/' byte becomes 0 */
+
+	/* Exact, not the usual carry trick: no carry crosses a byte, so no byte is flagged by its neighbour. */
+	return ~(((z & low7) + low7) | z) & ~low7;
+}
+
+/*
+ * The next 8 bytes (fewer at the path's end): one load (x86 is
+ * little-endian: byte j is bits 8j..). The bytes before the word's first
+ * '/' (all of them, in most words of a long name and every word of a name
+ * resumed from a directory's state) go into the current component's chunk
+ * at once: shifted in, and the chunk folded if it fills. Only the bytes
+ * from the first '/' on go one by one, and there a chunk cannot fill: a
+ * component that starts in this word has at most 7 of its bytes here. The
+ * bytes past the path's end are zeros, which change no chunk and are no
+ * '/', so no byte asks whether it is past the end.
  */
 static long fs_walk_step(__u32 i, void *ctx)
 {
 	struct fs_walk *w = ctx;
 	struct fs_state *st = w->st;
-	__u32 at = i * FS_WALK_STRIDE, len = w->len, pos;
+	__u32 at = i * FS_WALK_STRIDE, len = w->len, left = len - at, start = w->start, pos;
 	__u64 word = *(const __u64 *)(w->path + (at & (SBX_PATH_MAX - FS_WALK_STRIDE)));
-	__u64 c1 = st->c1, c2 = st->c2;
+	__u64 acc = w->acc, slash, head, part, fill;
 	unsigned char c;
-	long done = 0;
 
+	if (at >= len)
+		return 1;
+	if (left < FS_WALK_STRIDE)
+		word &= ~0ULL >> (64 - 8 * left);
+	else
+		left = FS_WALK_STRIDE;
+	slash = fs_slash_bytes(word);
+	slash &= -slash;			/* the first '/' only: bit 8j + 7 */
+	head = slash ? fs_byte_index(slash) : left;	/* the current component's bytes here */
+	part = word & ((slash >> 7) - 1);	/* ... which are all 8 when there is no '/' */
+	fill = ((at - start) & 7) * 8;		/* bits of the chunk already taken */
+	acc |= part << fill;
+	if (fill + 8 * head >= 64) {
+		fs_fold_into(st, acc);
+		acc = (part >> (63 - fill)) >> 1;	/* what did not fit; 0 when fill is 0 */
+	}
+	if (!slash)
+		goto out;
+	word >>= 8 * head;			/* from the first '/' on */
 #pragma unroll
 	for (int j = 0; j < FS_WALK_STRIDE; j++) {
-		pos = at + j;
-		if (pos >= len) {
-			done = 1;
-			break;
-		}
 		c = word >> (8 * j);
+		pos = at + head + j;
 		if (c == '/') {
-			st->c1 = c1;
-			st->c2 = c2;
-			fs_component_end(st, w->base + pos);	/* 0: the root, "" */
+			fs_component_end(st, w->base + pos, acc, (pos - start) & 7);	/* 0: the root, "" */
 			if (st->stop)
 				return 1;
-			c1 = SBX_HASH_INIT;
-			c2 = SBX_HASH2_INIT;
+			acc = 0;
+			start = pos + 1 + fs_unknown_zero(st);	/* struct fs_walk says why */
 		} else {
-			c1 = sbx_hash_byte(c1, c);
-			c2 = sbx_hash2_byte(c2, c);
+			acc |= (__u64)c << (((pos - start) & 7) * 8);
 		}
 	}
-	st->c1 = c1;
-	st->c2 = c2;
-	return done;
+out:
+	w->acc = acc;
+	w->start = start;
+	return 0;
 }
 
 /*
@@ -342,10 +413,13 @@ static __always_inline int fs_match_body(struct sbx_path *p, __u32 len, __u32 po
 	w.path = path;
 	w.len = len;
 	w.st = st;
+	/* 0, unseen (struct fs_walk): the verifier then walks the step once, not for 0 and again for what a step leaves */
+	w.acc = fs_unknown_zero(st);
+	w.start = w.acc;
 	bpf_loop((len + FS_WALK_STRIDE - 1) / FS_WALK_STRIDE, fs_walk_step, &w, 0);
 	/* "/" itself was judged as the empty prefix */
 	if ((w.base || len > 1) && !st->stop)
-		fs_component_end(st, w.base + len);
+		fs_component_end(st, w.base + len, w.acc, (len - w.start) & 7);
 	st->v.guard = st->last_flags != 0;
 	st->v.guard_mandatory = !!(st->last_flags & SBX_FS_GUARD_MANDATORY);
 	return 0;

@@ -409,6 +409,47 @@ static void test_chunk_boundaries(void **state)
 	}
 }
 
+/*
+ * A word without a '/' goes into the component's chunk whole
+ * (fs_walk_step): bytes next to '/' (0x2e, 0x30), '/' with its high bit
+ * (0xaf) and other high bytes are a name's own, at every place in names
+ * of 1 to 17 bytes and every alignment, while the same name with a '/' in
+ * that place is two components and matches neither rule.
+ */
+static void test_bytes_near_slash(void **state)
+{
+	static const unsigned char odd[] = { 0x2e, 0x30, 0xaf, 0x80, 0xff, 0x01 };
+	static __u32 d[18][18][6];
+	char name[24], path[64];
+
+	(void)state;
+	for (int n = 1; n <= 17; n++)
+		for (int k = 0; k < n; k++)
+			for (size_t b = 0; b < sizeof(odd); b++) {
+				memset(name, 'm', n);
+				name[n] = '\0';
+				name[k] = (char)odd[b];
+				snprintf(path, sizeof(path), "/%.*s/%s", 1 + (n + k + (int)b) % 9, "ooooooooo", name);
+				d[n][k][b] = add(RULE_DENY_READ, RULE_ABSOLUTE, path);
+			}
+	install(1);
+	for (int n = 1; n <= 17; n++)
+		for (int k = 0; k < n; k++)
+			for (size_t b = 0; b < sizeof(odd); b++) {
+				int o = 1 + (n + k + (int)b) % 9;
+
+				memset(name, 'm', n);
+				name[n] = '\0';
+				name[k] = (char)odd[b];
+				snprintf(path, sizeof(path), "/%.*s/%s", o, "ooooooooo", name);
+				assert_read(path, 1, d[n][k][b]);
+				name[k] = '/';
+				snprintf(path, sizeof(path), "/%.*s/%s", o, "ooooooooo", name);
+				if (k > 0 && k + 1 < n)	/* "//" or a trailing "/": no path the kernel walks */
+					assert_read(path, 0, SBX_RULE_NONE);
+			}
+}
+
 /* Paths of 4,095 bytes whose last component ends in the buffer's last 8 bytes, at several lengths. */
 static void test_path_at_buffer_end(void **state)
 {
@@ -593,6 +634,7 @@ int main(void)
 		cmocka_unit_test_setup(test_deny_beats_allow_at_same_place, clear_rules),
 		cmocka_unit_test_setup(test_long_paths, clear_rules),
 		cmocka_unit_test_setup(test_chunk_boundaries, clear_rules),
+		cmocka_unit_test_setup(test_bytes_near_slash, clear_rules),
 		cmocka_unit_test_setup(test_path_at_buffer_end, clear_rules),
 		cmocka_unit_test_setup(test_many_rules, clear_rules),
 		cmocka_unit_test_setup(test_grant_expiry, clear_rules),

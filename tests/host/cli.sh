@@ -10,7 +10,7 @@ W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 
 "$B" --version >"$W/out"; check version-exit "$?" 0
 grep -qE '^sbx-bpf [0-9]+\.[0-9]+\.[0-9]+' "$W/out" && pass version-text || fail version-text "$(cat "$W/out")"
-"$B" --json version | jq -e '.version and .abi == 6' >/dev/null && pass version-json || fail version-json "bad JSON"
+"$B" --json version | jq -e '.version and .abi == 7' >/dev/null && pass version-json || fail version-json "bad JSON"
 
 "$B" >/dev/null 2>&1; check no-command-exit-2 "$?" 2
 "$B" frobnicate 2>"$W/err"; check unknown-command-exit-2 "$?" 2
