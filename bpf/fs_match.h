@@ -295,7 +295,7 @@ static __always_inline __u64 fs_slash_bytes(__u64 word)
 	const __u64 low7 = 0x7f7f7f7f7f7f7f7fULL;
 	__u64 z = word ^ 0x2f2f2f2f2f2f2f2fULL;	/* a '/' byte becomes 0 */
 
-	/* Exact, not the usual carry trick: no carry crosses a byte, so no byte is flagged by its neighbour. */
+	/* Exact: no sum here carries out of its byte, so no byte is flagged by its neighbour. */
 	return ~(((z & low7) + low7) | z) & ~low7;
 }
 
@@ -413,7 +413,7 @@ static __always_inline int fs_match_body(struct sbx_path *p, __u32 len, __u32 po
 	w.path = path;
 	w.len = len;
 	w.st = st;
-	/* 0, unseen (struct fs_walk): the verifier then walks the step once, not for 0 and again for what a step leaves */
+	/* 0, unseen (struct fs_walk): the step is verified once, not for 0 and again for what it leaves */
 	w.acc = fs_unknown_zero(st);
 	w.start = w.acc;
 	bpf_loop((len + FS_WALK_STRIDE - 1) / FS_WALK_STRIDE, fs_walk_step, &w, 0);

@@ -135,8 +135,8 @@ struct sbx_outside {
  * (sbx_seq_hash); the kernel looks up the last 1..k components at every
  * component end, for the k the policy uses (any_depth_mask).
  *
- * Two 64-bit multiplicative hashes with unrelated constants make a 128-bit key, so a crafted path colliding with a rule is
- * not a practical attack on a non-cryptographic hash of 64 bits.
+ * Two 64-bit multiplicative hashes with unrelated constants make a 128-bit
+ * key (docs/design.md, "Hash collisions": what a crafted path would take).
  */
 #define SBX_FS_KEY_ANY_DEPTH	0x80000000u
 #define SBX_ANY_DEPTH_READ_SHIFT	8
@@ -524,7 +524,7 @@ struct sbx_throttle_slot {
  * 8 bytes at a time: its bytes cut into chunks from its first byte, each
  * chunk read as a little-endian word (byte j at bits 8j), the last one
  * zero-padded, and every non-empty chunk folded into both hashes
- * (sbx_hash_chunk). A component has no NUL byte, so the padding cannot
+ * (sbx_hash_chunk1, sbx_hash_chunk2). A component has no NUL byte, so the padding cannot
  * make two components alike. Two folds per 8 bytes, where a fold per byte
  * cost the matcher's walk some 17 instructions a byte (bench/RESULTS.md,
  * stop 54). The second hash has its own start value and multiplier so

@@ -178,7 +178,7 @@ static size_t builtin_tail(const struct policy *p)
 	return i;
 }
 
-/* The path hash (sbx_abi.h, FNV-1a) over @n bytes and a 0 (so "ab","c" is not "a","bc"). */
+/* FNV-1a (sbx_abi.h sbx_hash_byte) over @n bytes and a 0 (so "ab","c" is not "a","bc"). */
 static __u64 fnv(__u64 h, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -410,27 +410,42 @@ static void test_chunk_boundaries(void **state)
 }
 
 /*
- * A word without a '/' goes into the component's chunk whole
- * (fs_walk_step): bytes next to '/' (0x2e, 0x30), '/' with its high bit
- * (0xaf) and other high bytes are a name's own, at every place in names
- * of 1 to 17 bytes and every alignment, while the same name with a '/' in
- * that place is two components and matches neither rule.
+ * The bytes before a word's first '/' go into the component's chunk at
+ * once (fs_walk_step): bytes next to '/' (0x2e, 0x30), '/' with its high
+ * bit (0xaf) and other high bytes are a name's own, at every place in names
+ * of 1 to 17 bytes, under directories of 1 to 9 bytes (so at alignments
+ * that vary with the name). The same name with a '/' in that place is two
+ * components, and each matches a rule of its own: its first part as a
+ * denied directory, its last part as an any-depth name (which also makes
+ * every walk go to the end, so the resumed match is compared each time).
+ * Names of 200 to 255 bytes, as a directory memo resumes them, too.
  */
 static void test_bytes_near_slash(void **state)
 {
 	static const unsigned char odd[] = { 0x2e, 0x30, 0xaf, 0x80, 0xff, 0x01 };
-	static __u32 d[18][18][6];
-	char name[24], path[64];
+	static __u32 d[18][18][6], dir[10][18], tail[18];
+	static char name[256], path[320];
 
 	(void)state;
+	for (int t = 1; t <= 17; t++) {
+		memset(name, 'm', t);
+		name[t] = '\0';
+		tail[t] = add(RULE_DENY_WRITE, RULE_ANY_DEPTH, name);
+	}
 	for (int n = 1; n <= 17; n++)
 		for (int k = 0; k < n; k++)
 			for (size_t b = 0; b < sizeof(odd); b++) {
+				int o = 1 + (n + k + (int)b) % 9;
+
 				memset(name, 'm', n);
 				name[n] = '\0';
 				name[k] = (char)odd[b];
-				snprintf(path, sizeof(path), "/%.*s/%s", 1 + (n + k + (int)b) % 9, "ooooooooo", name);
+				snprintf(path, sizeof(path), "/%.*s/%s", o, "ooooooooo", name);
 				d[n][k][b] = add(RULE_DENY_READ, RULE_ABSOLUTE, path);
+				if (k > 0 && k + 1 < n && !dir[o][k]) {	/* "/o…/m…m": one rule per place */
+					snprintf(path, sizeof(path), "/%.*s/%.*s", o, "ooooooooo", k, name);
+					dir[o][k] = add(RULE_DENY_READ, RULE_ABSOLUTE, path);
+				}
 			}
 	install(1);
 	for (int n = 1; n <= 17; n++)
@@ -443,11 +458,30 @@ static void test_bytes_near_slash(void **state)
 				name[k] = (char)odd[b];
 				snprintf(path, sizeof(path), "/%.*s/%s", o, "ooooooooo", name);
 				assert_read(path, 1, d[n][k][b]);
+				assert_write(path, 1, SBX_RULE_DEFAULT_WRITE);	/* no "m…m" name in it */
+				if (k == 0 || k + 1 >= n)
+					continue;	/* "//" or a trailing "/": no path the kernel walks */
 				name[k] = '/';
 				snprintf(path, sizeof(path), "/%.*s/%s", o, "ooooooooo", name);
-				if (k > 0 && k + 1 < n)	/* "//" or a trailing "/": no path the kernel walks */
-					assert_read(path, 0, SBX_RULE_NONE);
+				assert_read(path, 1, dir[o][k]);
+				assert_write(path, 1, tail[n - k - 1]);
 			}
+	/* Long names: several whole words, then the odd byte, then the tail. */
+	clear_rules(NULL);
+	for (int n = 200; n <= 255; n += 11) {
+		memset(name, 'q', n);
+		name[n] = '\0';
+		name[n / 2] = (char)0xaf;
+		snprintf(path, sizeof(path), "/l/%s", name);
+		d[0][0][0] = add(RULE_DENY_READ, RULE_ABSOLUTE, path);
+		install(1);
+		assert_read(path, 1, d[0][0][0]);
+		name[n - 1] = 'Q';
+		snprintf(path, sizeof(path), "/l/%s", name);
+		assert_read(path, 0, SBX_RULE_NONE);
+		assert_true(resumed.compared);
+		clear_rules(NULL);
+	}
 }
 
 /* Paths of 4,095 bytes whose last component ends in the buffer's last 8 bytes, at several lengths. */
