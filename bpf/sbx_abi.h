@@ -519,16 +519,17 @@ struct sbx_throttle_slot {
 };
 
 /*
- * The path hashes both sides compute identically. sbx_hash_byte (FNV-1a 64)
- * also keys other tables (dns.c, sbxstate.c). A path component is hashed
- * 8 bytes at a time: its bytes cut into chunks from its first byte, each
- * chunk read as a little-endian word (byte j at bits 8j), the last one
- * zero-padded, and every non-empty chunk folded into both hashes
- * (sbx_hash_chunk1, sbx_hash_chunk2). A component has no NUL byte, so the padding cannot
- * make two components alike. Two folds per 8 bytes, where a fold per byte
- * cost the matcher's walk some 17 instructions a byte (bench/RESULTS.md,
- * stop 54). The second hash has its own start value and multiplier so
- * that the two are unrelated.
+ * The path hashes both sides compute identically. A path component is
+ * hashed 8 bytes at a time: its bytes cut into chunks from its first byte,
+ * each chunk read as a little-endian word (byte j at bits 8j), the last
+ * one zero-padded, and every non-empty chunk folded into both hashes
+ * (sbx_hash_chunk1, sbx_hash_chunk2). A component has no NUL byte, so the
+ * padding cannot make two components alike. Two folds per 8 bytes, where
+ * a fold per byte cost the matcher's walk some 17 instructions a byte
+ * (bench/RESULTS.md, stop 54). The second hash has its own start value
+ * and multiplier so that the two are unrelated. sbx_hash_byte (FNV-1a 64)
+ * hashes no path any more: userspace keys other tables with it (dns.c,
+ * policy.c, sbxstate.c).
  */
 #define SBX_HASH_INIT		0xcbf29ce484222325ULL
 #define SBX_HASH_PRIME		0x100000001b3ULL

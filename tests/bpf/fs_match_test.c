@@ -410,6 +410,22 @@ static void test_chunk_boundaries(void **state)
 }
 
 /*
+ * bytes_near_slash's name: @n bytes 'm' but @byte at @k, in @name; and in
+ * @path, the name under "/o…", of 1 to 9 bytes as @n, @k and @b (the
+ * byte's index) give: how many, returned.
+ */
+static int odd_path(char *path, size_t size, char *name, int n, int k, unsigned char byte, int b)
+{
+	int o = 1 + (n + k + b) % 9;
+
+	memset(name, 'm', n);
+	name[n] = '\0';
+	name[k] = (char)byte;
+	snprintf(path, size, "/%.*s/%s", o, "ooooooooo", name);
+	return o;
+}
+
+/*
  * The bytes before a word's first '/' go into the component's chunk at
  * once (fs_walk_step): bytes next to '/' (0x2e, 0x30), '/' with its high
  * bit (0xaf) and other high bytes are a name's own, at every place in names
@@ -435,12 +451,8 @@ static void test_bytes_near_slash(void **state)
 	for (int n = 1; n <= 17; n++)
 		for (int k = 0; k < n; k++)
 			for (size_t b = 0; b < sizeof(odd); b++) {
-				int o = 1 + (n + k + (int)b) % 9;
+				int o = odd_path(path, sizeof(path), name, n, k, odd[b], (int)b);
 
-				memset(name, 'm', n);
-				name[n] = '\0';
-				name[k] = (char)odd[b];
-				snprintf(path, sizeof(path), "/%.*s/%s", o, "ooooooooo", name);
 				d[n][k][b] = add(RULE_DENY_READ, RULE_ABSOLUTE, path);
 				if (k > 0 && k + 1 < n && !dir[o][k]) {	/* "/o…/m…m": one rule per place */
 					snprintf(path, sizeof(path), "/%.*s/%.*s", o, "ooooooooo", k, name);
@@ -451,12 +463,8 @@ static void test_bytes_near_slash(void **state)
 	for (int n = 1; n <= 17; n++)
 		for (int k = 0; k < n; k++)
 			for (size_t b = 0; b < sizeof(odd); b++) {
-				int o = 1 + (n + k + (int)b) % 9;
+				int o = odd_path(path, sizeof(path), name, n, k, odd[b], (int)b);
 
-				memset(name, 'm', n);
-				name[n] = '\0';
-				name[k] = (char)odd[b];
-				snprintf(path, sizeof(path), "/%.*s/%s", o, "ooooooooo", name);
 				assert_read(path, 1, d[n][k][b]);
 				assert_write(path, 1, SBX_RULE_DEFAULT_WRITE);	/* no "m…m" name in it */
 				if (k == 0 || k + 1 >= n)
