@@ -1078,10 +1078,11 @@ static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u
 
 /*
  * What a note left by write_remember is for: the open that follows a
- * create (created_here), or the truncation that follows an open(O_TRUNC)
- * (truncate_opened). Each hook takes only its own kind.
+ * create path_mknod allowed with a word (created_now judges it too), or
+ * the truncation that follows an open(O_TRUNC) (truncate_opened). Each
+ * hook takes only its own kind.
  */
-enum { WROTE_NONE, WROTE_CREATE, WROTE_TRUNC };
+enum { WROTE_NONE, WROTE_SPOKE, WROTE_TRUNC };
 
 /*
  * The words of @w (a task's note, its file already in) that are numbers:
@@ -1105,14 +1106,15 @@ __noinline int wrote_seal(struct sbx_wrote *w, __u64 gen, __u64 cgid, __u32 kind
 }
 
 /*
- * @kind (WROTE_*) when this task was just allowed, without a word, by its
- * sandbox of cgroup @cgid, to write dentry @dentry of mount @mnt (a file
- * path_mknod let it create, or one an open(O_TRUNC) opened for writing),
- * as of verdict_gen @gen: remember it for the same call's next hook
- * (write_remembered); WROTE_NONE: forget what an earlier call left. The
- * cgroup is the one read before the chain was taken (wrote_seal keeps the
- * note only if the task is still there): a task moved while it was judged
- * carries nothing into a sandbox that did not judge it.
+ * A note of @kind (WROTE_*) for the same call's next hook, on dentry
+ * @dentry of mount @mnt, judged by the sandbox of cgroup @cgid as of
+ * verdict_gen @gen: WROTE_TRUNC, an open(O_TRUNC) was just allowed to
+ * write it without a word (write_remembered); WROTE_SPOKE, path_mknod
+ * allowed its create with one (created_now); WROTE_NONE: forget what an
+ * earlier call left. The cgroup is the one read before the chain was
+ * taken (wrote_seal keeps the note only if the task is still there): a
+ * task moved while it was judged carries nothing into a sandbox that did
+ * not judge it.
  */
 static __always_inline void write_remember(__u64 dentry, __u64 mnt, __u64 gen, __u64 cgid, __u32 kind)
 {
@@ -1147,24 +1149,37 @@ static __always_inline int write_remembered(__u64 dentry, __u64 mnt, __u64 cgid,
 }
 
 /*
- * 1 when an open for writing only (O_CREAT) needs no judging: the task is
- * in no sandbox, or path_mknod has just allowed it to create this very
- * file (write_remembered): the open that creates a file is judged once, at
- * its path_mknod, with the same path and the same need. An O_RDWR create
- * is judged again: the read was not asked at path_mknod. So is anything
- * but a regular file: lookup_open() calls path_mknod before it knows
- * whether the name exists (a dentry not in the cache), so the open may be
- * of an existing device node, which judge_fd refuses whatever the path.
+ * FMODE_CREATED, the f_mode bit the kernel sets on a file its open has
+ * just created, as the loader knows it for this kernel, and only while
+ * path_mknod is loaded (loader.c created_bit); 0: such opens are judged.
  */
-static __noinline int created_here(struct file *file)
-{
-	__u64 id;
+const volatile __u32 fmode_created;
 
-	if (outside_id(&id))
-		return 1;
-	/* Both: the memory goes whatever the file's type. */
-	return write_remembered((__u64)file->f_path.dentry, (__u64)file->f_path.mnt, id, WROTE_CREATE) &
-	       ((file->f_inode->i_mode & S_IFMT) == S_IFREG);
+/*
+ * 1 when this open, for writing only, has just created @file, a regular
+ * file: the kernel marks a file so (FMODE_CREATED) only after this very
+ * call's path_mknod allowed the create (lookup_open, may_o_create), which
+ * asked the same need of the same path, and then skips its own permission
+ * check too (do_open). Judged all the same when that path_mknod spoke (an
+ * audit record, a grant's use: its note, WROTE_SPOKE): the open reports
+ * its own. An O_RDWR create is judged: the read was not asked at
+ * path_mknod. The file's type is tested as well, though a create makes
+ * only regular files: no device node goes by this.
+ */
+static __always_inline bool created_now(struct file *file)
+{
+	struct sbx_task *t;
+
+	if (!fmode_created || !(file->f_mode & fmode_created) || (file->f_inode->i_mode & S_IFMT) != S_IFREG)
+		return false;
+	if (!nr_sandboxes)
+		return true;	/* no note to look for */
+	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
+	if (t && t->wrote.until && t->wrote.kind == WROTE_SPOKE && t->wrote.dentry == (__u64)file->f_path.dentry) {
+		t->wrote.until = 0;	/* used once, as write_remembered's */
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -1291,6 +1306,42 @@ static __always_inline void fs_state_copy(struct fs_state *to, const struct fs_s
 		((__u64 *)to)[k] = ((const __u64 *)from)[k];
 }
 
+/* Where a dentry keeps a short name on 6.1 and 6.12 (7.x's is vmlinux.h's d_shortname, a union). */
+struct dentry___iname {
+	unsigned char d_iname[32];
+} __attribute__((preserve_access_index));
+
+/*
+ * @d's name, its @len bytes (1 to SBX_NAME_MAX), into @out (map memory, in
+ * whole words: the matcher takes no byte past @len): loaded from the
+ * dentry itself where it keeps the name, as it does every name shorter
+ * than its store (32 bytes on 6.1, 40 on 6.12 and 7.x), else one helper
+ * read (about 100 instructions). 0, or the helper's error. Both callers
+ * hold the directory locked (path_mknod, path_unlink): no rename changes
+ * the name meanwhile.
+ */
+static __always_inline long dentry_name(struct dentry *d, __u32 len, __u64 *out)
+{
+	const unsigned char *name = d->d_name.name;
+	__u32 off, size;
+
+	if (bpf_core_field_exists(d->d_shortname)) {
+		off = bpf_core_field_offset(d->d_shortname);
+		size = bpf_core_field_size(d->d_shortname);
+	} else {
+		off = bpf_core_field_offset(struct dentry___iname, d_iname);
+		size = bpf_core_field_size(struct dentry___iname, d_iname);
+	}
+	if ((__u64)name != (__u64)d + off || len >= size)
+		return bpf_probe_read_kernel(out, len, name);
+	/* Constant bounds to the verifier (relocated sizes): no load past the store. */
+#pragma unroll
+	for (int k = 0; k < 5; k++)
+		if (8 * k < size && 8 * k < len)
+			out[k] = *(const __u64 *)((const char *)d + off + 8 * k);
+	return 0;
+}
+
 enum { DIR_MEMO_JUDGE, DIR_MEMO_ALLOWS, DIR_MEMO_NONE };
 
 /*
@@ -1336,7 +1387,7 @@ static __noinline int dir_memo_says(struct inode *dinode, const struct path *dir
 	len = dentry->d_name.len;
 	barrier_var(len);	/* masked after the load: 6.1 loses a range test the compiler folds */
 	len &= SBX_NAME_MAX;
-	if (len && len == dentry->d_name.len && !bpf_probe_read_kernel(s->walk.b, len, dentry->d_name.name)) {
+	if (len && len == dentry->d_name.len && !dentry_name(dentry, len, (__u64 *)s->walk.b)) {
 		fs_match((struct sbx_path *)s->walk.b, len, s->match.policy_id, s->match.mask | FS_MATCH_RESUME,
 			 &s->match);
 		if (!fs_says(&s->match.v, &op, NEED_WRITE, &rule))
@@ -1396,11 +1447,11 @@ static __noinline void dir_memo_keep(struct inode *dinode, const struct path *di
  * A write @op of @dentry in directory @dir (@dinode its inode, a trusted
  * pointer for inode storage): by the directory's memo if it holds, else
  * judged, and then the memo kept. @created: path_mknod of a regular file,
- * whose open is then not judged again (created_here); any other mknod
- * forgets what an earlier call left.
+ * whose open goes by the kernel's mark unless this allow spoke
+ * (created_now): a note says so then. The memo allows only without a word.
  */
 static __always_inline int judge_in_dir(struct inode *dinode, const struct path *dir, struct dentry *dentry,
-					__u32 op, int created)
+					__u32 op, bool created)
 {
 	/* Read before the chain is taken, as the cgroup id is (judge_fd says why). */
 	__u64 gen = verdict_gen, id;
@@ -1410,20 +1461,16 @@ static __always_inline int judge_in_dir(struct inode *dinode, const struct path 
 	if (outside_id(&id))
 		return 0;
 	says = dir_memo_says(dinode, dir, dentry, op, id);
-	if (says == DIR_MEMO_ALLOWS) {
-		if (created >= 0)
-			write_remember((__u64)dentry, (__u64)dir->mnt, gen, id, created ? WROTE_CREATE : WROTE_NONE);
+	if (says == DIR_MEMO_ALLOWS)
 		return 0;
-	}
 	res = judge_begin_as(&j, true);
 	if (res <= 0)
 		return res;
 	j.s->emitted = 0;
 	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, dentry, op, NEED_WRITE);
-	if (created >= 0)
-		write_remember((__u64)dentry, (__u64)dir->mnt, gen, id,
-			       created && !res && !j.s->emitted ? WROTE_CREATE : WROTE_NONE);
+	if (created && !res && j.s->emitted)
+		write_remember((__u64)dentry, (__u64)dir->mnt, gen, id, WROTE_SPOKE);
 	if (!res && !j.s->emitted && says == DIR_MEMO_JUDGE)
 		dir_memo_keep(dinode, dir, j.s, gen, id);
 	return res;
@@ -1443,7 +1490,7 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	need = file_need(file);
 	if (!need)
 		return 0;	/* O_PATH */
-	if (need == NEED_WRITE && (file->f_flags & O_CREAT) && created_here(file))
+	if (need == NEED_WRITE && created_now(file))
 		return 0;
 	gen = verdict_gen;	/* before the memo is read: what open_told tells is of then */
 	/* Allowed at once if the memo of an earlier open still holds and allowed this much. @id: the task's cgroup. */
@@ -1546,7 +1593,7 @@ SBX_LSM(path_unlink, fs_path_unlink, const struct path *dir, struct dentry *dent
 
 	dir = UNTRUSTED(path, dir);
 	dentry = UNTRUSTED(dentry, dentry);
-	return judge_in_dir(dinode, dir, dentry, SBX_OP_UNLINK, -1);
+	return judge_in_dir(dinode, dir, dentry, SBX_OP_UNLINK, false);
 }
 
 SBX_LSM(path_symlink, fs_path_symlink, const struct path *dir, struct dentry *dentry,

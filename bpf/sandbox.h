@@ -162,10 +162,10 @@ struct sbx_scratch {
 };
 
 /*
- * The file this task was last let write without a word, by path_mknod (a
- * create) or by an open(O_TRUNC) (fs.bpf.c write_remember): the open that
- * creates it, or the truncation that follows the open, in the same call,
- * is not judged again.
+ * The file this task was last let write without a word by an open(O_TRUNC)
+ * (fs.bpf.c write_remember), whose truncation, in the same call, is not
+ * judged again; or the one path_mknod let it create with a word (an audit
+ * record, a grant's use), whose open is judged again and reports its own.
  */
 struct sbx_wrote {
 	__u64 dentry, mnt;

@@ -237,6 +237,30 @@ static void check_move_counts(struct doctor_report *r, const struct sbx_loader *
 		 "writable TMPDIR (or /tmp) and unshare(CLONE_NEWNS)");
 }
 
+/*
+ * FMODE_CREATED as the programs @l loaded got it (loader.c created_bit):
+ * with it, the open that created its file goes by its path_mknod's judging
+ * instead of being judged again.
+ */
+static void check_created_bit(struct doctor_report *r, const struct sbx_loader *l)
+{
+	char why[96];
+	__u32 bit = loader__created_bit(l, why, sizeof(why));
+	struct check *c;
+
+	if (bit) {
+		c = add(r, "created_opens", CHECK_PASS);
+		snprintf(c->detail, sizeof(c->detail), "FMODE_CREATED (0x%x) given to the programs: an open that "
+			 "created its file goes by its path_mknod's judging", bit);
+		return;
+	}
+	c = add(r, "created_opens", CHECK_WARN);
+	snprintf(c->detail, sizeof(c->detail), "%s: an open that created its file is judged again (the same "
+		 "verdicts, more instructions per create)", why);
+	snprintf(c->fix, sizeof(c->fix), "a kernel from 4.19 to 7.3 with path_mknod loaded; a later kernel "
+		 "needs its FMODE_CREATED checked in its headers first (loader.c created_bit)");
+}
+
 /* The hooks with more than one program variant, and the one this kernel got: "bpf: task_bpf_kernel, …". */
 static void variants_line(const struct hook_picks *picks, char *buf, size_t sz)
 {
@@ -292,6 +316,7 @@ static void check_programs(struct doctor_report *r)
 			 "protection knowingly: --accept-missing %s", g->g[i].hook);
 	}
 	check_move_counts(r, l);
+	check_created_bit(r, l);
 	loader__destroy(l);
 }
 

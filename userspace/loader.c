@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
@@ -480,6 +481,38 @@ static void move_counts_find(void)
 	trace_phase("move-counts");
 }
 
+/*
+ * FMODE_CREATED as this kernel's include/linux/fs.h defines it, for the
+ * open that created its file to go unjudged after the create's own judging
+ * (fs.bpf.c created_now): 1 << 20 from 4.19, which added it, to 7.3, seen
+ * in the headers of 6.1, 6.12.117 and 7.3.4. A macro, in no BTF: on a
+ * kernel outside that span the bit might mean something an ordinary open
+ * has, so none is given, and such opens are judged (the same verdicts,
+ * more instructions per create). Nor without path_mknod (a gap): then
+ * nothing judged the create.
+ */
+static char created_bit_why[96];	/* why the programs get none; "" when they do */
+
+static __u32 created_bit(const struct hook_gaps *gaps)
+{
+	unsigned major = 0, minor = 0, v;
+	struct utsname u;
+
+	created_bit_why[0] = 0;
+	if (hooks__has_gap(gaps, "path_mknod"))
+		snprintf(created_bit_why, sizeof(created_bit_why), "path_mknod is not loaded");
+	else if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		snprintf(created_bit_why, sizeof(created_bit_why), "the kernel's release cannot be read");
+	else if ((v = major << 16 | minor) < (4u << 16 | 19) || v > (7u << 16 | 3))
+		snprintf(created_bit_why, sizeof(created_bit_why),
+			 "kernel %u.%u is outside 4.19 to 7.3, where FMODE_CREATED is known", major, minor);
+	if (created_bit_why[0]) {
+		trace_note("created-bit none: %s", created_bit_why);
+		return 0;
+	}
+	return 1u << 20;
+}
+
 static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
 {
 	const char *hook = hooks__lsm_hook(prog);
@@ -599,6 +632,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 		if (hooks__has_gap(gaps, hook))
 			bpf_program__set_autoload(prog, false);
 	}
+	skel->rodata->fmode_created = created_bit(gaps);
 	return skel;
 }
 
@@ -984,6 +1018,16 @@ int loader__move_counts(const struct sbx_loader *l, char *why, size_t sz)
 		return 1;
 	snprintf(why, sz, "%s", move_counts_why[0] ? move_counts_why : "not given to the programs");
 	return 0;
+}
+
+__u32 loader__created_bit(const struct sbx_loader *l, char *why, size_t sz)
+{
+	if (!l->skel) {
+		snprintf(why, sz, "a set adopted from bpffs: its loader decided");
+		return 0;
+	}
+	snprintf(why, sz, "%s", created_bit_why[0] ? created_bit_why : "not given to the programs");
+	return l->skel->rodata->fmode_created;
 }
 
 #define CO_LEN	(SBX_COALESCE_SLOTS * sizeof(struct sbx_coalesce_slot))

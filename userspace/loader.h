@@ -66,6 +66,13 @@ const struct hook_gaps *loader__gaps(const struct sbx_loader *l);
  * set adopted from bpffs, whose .rodata this process did not write.
  */
 int loader__move_counts(const struct sbx_loader *l, char *why, size_t sz);
+
+/*
+ * The FMODE_CREATED bit @l's programs were given (loader.c created_bit):
+ * with it, an open that created its file goes by its path_mknod's judging.
+ * 0, and why in @why (@sz bytes), when they got none.
+ */
+__u32 loader__created_bit(const struct sbx_loader *l, char *why, size_t sz);
 /*
  * The verifier's reason for a refusal, from its log: the message lines at
  * its end ("func 'bpf_lsm_bpf' doesn't have 4-th argument: invalid

@@ -158,7 +158,7 @@ check interrupted/exit-143 "$?" 143
 pgrep -f 'sleep 777[12]' >/dev/null && fail interrupted/daemon-killed "$(pgrep -af 'sleep 777')" ||
 	pass interrupted/daemon-killed
 
-# A block device behind the create memory (fs.bpf.c, created_here). On a
+# A block device behind an open(O_CREAT) (fs.bpf.c, created_now). On a
 # disk file system, a name not in the dentry cache gets path_mknod from
 # open(O_CREAT) before the lookup finds that it exists (lookup_open,
 # may_o_create): path_mknod then allows a regular file in an allowWrite

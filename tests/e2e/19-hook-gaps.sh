@@ -158,6 +158,24 @@ grep -q "cannot attach the enforcement programs" "$W/unlink.err" && pass unlinke
 check unlinked/control "$(sbx-bpf run --deny-read "$W/data/secret" -- sbx-probe open "$W/data/secret" 2>/dev/null)" \
 	EACCES
 
+# --- an open that creates its file, without path_mknod ---------------------------------------------
+# file_open lets such an open go by the kernel's FMODE_CREATED only because path_mknod judged the
+# create (fs.bpf.c created_now). Without path_mknod (accepted), nothing has: the open is judged, and
+# a create where writing is denied is refused there, with its event (the empty file is left: the
+# gap's loss, which doctor names).
+mkdir -p "$W/ws"
+echo "{ \"filesystem\": { \"allowWrite\": [ \"$W/ws\" ] } }" >"$W/ws.json"
+(cd / && SBX_TEST_DROP_HOOKS=path_mknod sbx-bpf run --accept-missing path_mknod --policy "$W/ws.json" \
+	--events "$W/ev-nomknod.json" -- sbx-probe open "$W/data/made-unjudged" creat >"$W/out-nomknod" 2>/dev/null)
+check no-mknod/create-open-judged "$(cat "$W/out-nomknod")" EACCES
+check_json no-mknod/event "$W/ev-nomknod.json" \
+	"map(select(.path == \"$W/data/made-unjudged\")) | length == 1 and .[0].op == \"write\""
+check no-mknod/allowed-still "$(cd / && SBX_TEST_DROP_HOOKS=path_mknod sbx-bpf run --accept-missing path_mknod \
+	--policy "$W/ws.json" -- sbx-probe open "$W/ws/made" creat 2>/dev/null)" OK
+check no-mknod/control "$(cd / && sbx-bpf run --policy "$W/ws.json" -- sbx-probe open "$W/data/made-judged" creat \
+	2>/dev/null)" EACCES
+[ ! -e "$W/data/made-judged" ] && pass no-mknod/control-no-file || fail no-mknod/control-no-file "created"
+
 # --- the walk read the other way -----------------------------------------------------------------
 # The walk reads with plain loads where the kernel has bpf_rdonly_cast (6.2+), through a helper
 # call per step where it does not; each boot also runs the other way (SBX_TEST_PLAIN_LOADS). On

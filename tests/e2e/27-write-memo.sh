@@ -86,8 +86,8 @@ check trunc/note-other-file-kept-data "$(cat "$W/ro/n")" data
 # --- procfs: a write there is the writer's own /proc/<pid> or refused, so no memo --------------
 # A task of the sandbox writes its own comm (allowed), then another of the same sandbox tries it.
 # O_WRONLY alone: with O_CREAT, a first open would be judged at path_mknod, and the open let go
-# by what that call left (created_here), keeping no memo either way. It tells its pid, the write's
-# outcome and comm read back in one rename: the file is whole once it is there.
+# by the kernel's mark of a file it created (created_now), keeping no memo either way. It tells
+# its pid, the write's outcome and comm read back in one rename: the file is whole once it is there.
 in_cg "$CG" python3 -B -c '
 import os, sys, time
 w = sys.argv[1]
