@@ -1156,6 +1156,17 @@ static __always_inline int write_remembered(__u64 dentry, __u64 mnt, __u64 cgid,
 const volatile __u32 fmode_created;
 
 /*
+ * Until when (jiffies) a WROTE_SPOKE note may be waiting for its open: set
+ * by whoever leaves one, so an open that created its file looks for a note
+ * only then, and otherwise costs no task-storage lookup, in a sandbox or
+ * not (most creates, anywhere). A second covers a create that waits on its
+ * file system; one slower than that goes unjudged, which loses its second
+ * record, not a verdict: the create was allowed.
+ */
+__u64 spoke_until;
+#define SPOKE_WINDOW	250	/* jiffies: 1 s at Debian's HZ of 250 */
+
+/*
  * 1 when this open, for writing only, has just created @file, a regular
  * file: the kernel marks a file so (FMODE_CREATED) only after this very
  * call's path_mknod allowed the create (lookup_open, may_o_create), which
@@ -1172,7 +1183,7 @@ static __always_inline bool created_now(struct file *file)
 
 	if (!fmode_created || !(file->f_mode & fmode_created) || (file->f_inode->i_mode & S_IFMT) != S_IFREG)
 		return false;
-	if (!nr_sandboxes)
+	if (bpf_jiffies64() > spoke_until)
 		return true;	/* no note to look for */
 	t = bpf_task_storage_get(&task_state, bpf_get_current_task_btf(), NULL, 0);
 	if (t && t->wrote.until && t->wrote.kind == WROTE_SPOKE && t->wrote.dentry == (__u64)file->f_path.dentry) {
@@ -1469,8 +1480,10 @@ static __always_inline int judge_in_dir(struct inode *dinode, const struct path 
 	j.s->emitted = 0;
 	res = resolve(dentry, dir->mnt, &j.s->walk, NULL, NULL);
 	res = judge_path(&j, res, dentry, op, NEED_WRITE);
-	if (created && !res && j.s->emitted)
+	if (created && !res && j.s->emitted) {
+		spoke_until = bpf_jiffies64() + SPOKE_WINDOW;	/* before the note: an open that sees it looks */
 		write_remember((__u64)dentry, (__u64)dir->mnt, gen, id, WROTE_SPOKE);
+	}
 	if (!res && !j.s->emitted && says == DIR_MEMO_JUDGE)
 		dir_memo_keep(dinode, dir, j.s, gen, id);
 	return res;
