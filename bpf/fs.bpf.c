@@ -1070,9 +1070,9 @@ static __noinline void memo_keep(struct inode *inode, struct sbx_scratch *s, __u
 }
 
 /*
- * How long a write's allow stands for the call's next hook (write_remember):
- * the open that creates a file after path_mknod, or the truncation after
- * an open(O_TRUNC), is the same system call, microseconds later.
+ * How long an open's allow stands for its truncation (write_remember):
+ * the same system call, microseconds later. (A WROTE_SPOKE note's open
+ * tests spoke_until instead.)
  */
 #define WROTE_WINDOW_NS	(1000 * 1000ULL)
 
@@ -1159,19 +1159,20 @@ const volatile __u32 fmode_created;
  * Until when (jiffies) a WROTE_SPOKE note may be waiting for its open: set
  * by whoever leaves one, so an open that created its file looks for a note
  * only then, and otherwise costs no task-storage lookup, in a sandbox or
- * not (most creates, anywhere). A second covers a create that waits on its
- * file system; one slower than that goes unjudged, which loses its second
- * record, not a verdict: the create was allowed.
+ * not (most creates, anywhere). SPOKE_WINDOW covers a create that waits on
+ * its file system; one slower than that goes unjudged, which loses its
+ * second record, not a verdict: the create was allowed.
  */
 __u64 spoke_until;
-#define SPOKE_WINDOW	250	/* jiffies: 1 s at Debian's HZ of 250 */
+#define SPOKE_WINDOW	250	/* jiffies: 1 s at Debian's HZ of 250, 250 ms at 1000 */
 
 /*
- * 1 when this open, for writing only, has just created @file, a regular
- * file: the kernel marks a file so (FMODE_CREATED) only after this very
- * call's path_mknod allowed the create (lookup_open, may_o_create), which
- * asked the same need of the same path, and then skips its own permission
- * check too (do_open). Judged all the same when that path_mknod spoke (an
+ * 1 when this open (O_CREAT, for writing only) has just created @file, a
+ * regular file: the kernel marks a file so (FMODE_CREATED) only while
+ * O_CREAT stands, which lookup_open takes away when this very call's
+ * path_mknod refused (may_o_create): so path_mknod allowed the same need
+ * of the same path first (NFSv2/3 marks an existing file too: the same
+ * holds). The kernel then skips its own permission check too (do_open). Judged all the same when that path_mknod spoke (an
  * audit record, a grant's use: its note, WROTE_SPOKE): the open reports
  * its own. An O_RDWR create is judged: the read was not asked at
  * path_mknod. The file's type is tested as well, though a create makes
@@ -1343,7 +1344,8 @@ static __always_inline long dentry_name(struct dentry *d, __u32 len, __u64 *out)
 		off = bpf_core_field_offset(struct dentry___iname, d_iname);
 		size = bpf_core_field_size(struct dentry___iname, d_iname);
 	}
-	if ((__u64)name != (__u64)d + off || len >= size)
+	/* Five words at most are loaded: a name past them (a store that grew) is read. */
+	if ((__u64)name != (__u64)d + off || len >= size || len > 5 * 8)
 		return bpf_probe_read_kernel(out, len, name);
 	/* Constant bounds to the verifier (relocated sizes): no load past the store. */
 #pragma unroll
@@ -1503,7 +1505,8 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	need = file_need(file);
 	if (!need)
 		return 0;	/* O_PATH */
-	if (need == NEED_WRITE && created_now(file))
+	/* O_CREAT too: no mark stands for a create path_mknod did not judge (O_TMPFILE's). */
+	if (need == NEED_WRITE && (file->f_flags & O_CREAT) && created_now(file))
 		return 0;
 	gen = verdict_gen;	/* before the memo is read: what open_told tells is of then */
 	/* Allowed at once if the memo of an earlier open still holds and allowed this much. @id: the task's cgroup. */
@@ -1579,7 +1582,7 @@ SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry
 	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
 		/* A new device node would open any device under a writable name. */
 		return deny_object(dentry, dir->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
-	/* A regular file allowed without a word (no audit, no grant): its open need not ask again. */
+	/* A regular file's open then goes by the kernel's mark (created_now), unless this allow spoke. */
 	return judge_in_dir(dinode, dir, dentry, SBX_OP_CREATE, (mode & S_IFMT) == S_IFREG);
 }
 
