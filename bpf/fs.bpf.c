@@ -1172,11 +1172,12 @@ __u64 spoke_until;
  * O_CREAT stands, which lookup_open takes away when this very call's
  * path_mknod refused (may_o_create): so path_mknod allowed the same need
  * of the same path first (NFSv2/3 marks an existing file too: the same
- * holds). The kernel then skips its own permission check too (do_open). Judged all the same when that path_mknod spoke (an
- * audit record, a grant's use: its note, WROTE_SPOKE): the open reports
- * its own. An O_RDWR create is judged: the read was not asked at
- * path_mknod. The file's type is tested as well, though a create makes
- * only regular files: no device node goes by this.
+ * holds). The kernel then skips its own permission check too (do_open).
+ * Judged all the same when that path_mknod spoke (an audit record, a
+ * grant's use: its note, WROTE_SPOKE): the open reports its own. An
+ * O_RDWR create is judged: the read was not asked at path_mknod. The
+ * file's type is tested as well, though a create makes only regular
+ * files: no device node goes by this.
  */
 static __always_inline bool created_now(struct file *file)
 {

@@ -73,6 +73,7 @@ int loader__move_counts(const struct sbx_loader *l, char *why, size_t sz);
  * 0, and why in @why (@sz bytes), when they got none.
  */
 __u32 loader__created_bit(const struct sbx_loader *l, char *why, size_t sz);
+
 /*
  * The verifier's reason for a refusal, from its log: the message lines at
  * its end ("func 'bpf_lsm_bpf' doesn't have 4-th argument: invalid

@@ -168,11 +168,11 @@ echo "{ \"filesystem\": { \"allowWrite\": [ \"$W/ws\" ] } }" >"$W/ws.json"
 (cd / && SBX_TEST_DROP_HOOKS=path_mknod sbx-bpf run --accept-missing path_mknod --policy "$W/ws.json" \
 	--events "$W/ev-nomknod.json" -- sbx-probe open "$W/data/made-unjudged" creat >"$W/out-nomknod" 2>/dev/null)
 check no-mknod/create-open-judged "$(cat "$W/out-nomknod")" EACCES
+check_json no-mknod/event "$W/ev-nomknod.json" \
+	"map(select(.path == \"$W/data/made-unjudged\")) | length == 1 and .[0].op == \"write\""
 SBX_TEST_DROP_HOOKS=path_mknod sbx-bpf --json doctor >"$W/doctor-nomknod.json" 2>/dev/null
 check_json no-mknod/doctor-no-bit "$W/doctor-nomknod.json" \
 	'.[0].checks[] | select(.name == "created_opens") | (.status == "WARN" and (.detail | test("path_mknod is not loaded")))'
-check_json no-mknod/event "$W/ev-nomknod.json" \
-	"map(select(.path == \"$W/data/made-unjudged\")) | length == 1 and .[0].op == \"write\""
 check no-mknod/allowed-still "$(cd / && SBX_TEST_DROP_HOOKS=path_mknod sbx-bpf run --accept-missing path_mknod \
 	--policy "$W/ws.json" -- sbx-probe open "$W/ws/made" creat 2>/dev/null)" OK
 check no-mknod/control "$(cd / && sbx-bpf run --policy "$W/ws.json" -- sbx-probe open "$W/data/made-judged" creat \
