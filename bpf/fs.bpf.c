@@ -1196,16 +1196,15 @@ static __always_inline bool created_now(struct file *file)
 }
 
 /*
- * 1 when a truncation of dentry @dentry in mount @mnt needs no judging:
- * the task is in no sandbox, or it is open(O_TRUNC)'s, whose open was just
- * allowed to write this very file (write_remembered). truncate(2) and
- * ftruncate(2), and an O_RDONLY|O_TRUNC open, are judged.
+ * 1 when a truncation of dentry @dentry in mount @mnt by a task of cgroup
+ * @id (not known to be outside: the hook's short way asked) needs no
+ * judging: it is open(O_TRUNC)'s, whose open was just allowed to write
+ * this very file (write_remembered). truncate(2) and ftruncate(2), and an
+ * O_RDONLY|O_TRUNC open, are judged.
  */
-static __noinline int truncate_opened(__u64 dentry, __u64 mnt)
+static __noinline int truncate_opened(__u64 dentry, __u64 mnt, __u64 id)
 {
-	__u64 id;
-
-	return outside_id(&id) || write_remembered(dentry, mnt, id, WROTE_TRUNC);
+	return write_remembered(dentry, mnt, id, WROTE_TRUNC);
 }
 
 /*
@@ -1241,7 +1240,8 @@ static __always_inline int judge_fd(struct file *file, __u32 need, __u32 flag, s
 	JUDGE(j);
 	int res;
 
-	res = judge_begin_as(&j, flag == SBX_EV_FD_USE);	/* file_permission: fd_use_recent looked */
+	/* file_permission: fd_use_recent looked; file_open: its short way, which read @cgid */
+	res = judge_begin_as(&j, flag == SBX_EV_FD_USE || cgid, cgid);
 	if (res <= 0)
 		return res;
 	if (flag == SBX_EV_FD_USE && fd_use_known(&j, file, need))
@@ -1463,21 +1463,20 @@ static __noinline void dir_memo_keep(struct inode *dinode, const struct path *di
  * judged, and then the memo kept. @created: path_mknod of a regular file,
  * whose open goes by the kernel's mark unless this allow spoke
  * (created_now): a note says so then. The memo allows only without a word.
+ * @id: the task's cgroup, read by the hook's short way (outside_id).
  */
 static __always_inline int judge_in_dir(struct inode *dinode, const struct path *dir, struct dentry *dentry,
-					__u32 op, bool created)
+					__u32 op, bool created, __u64 id)
 {
-	/* Read before the chain is taken, as the cgroup id is (judge_fd says why). */
-	__u64 gen = verdict_gen, id;
+	/* Read before the chain is taken, after the cgroup id (@id; judge_fd says why). */
+	__u64 gen = verdict_gen;
 	JUDGE(j);
 	int res, says;
 
-	if (outside_id(&id))
-		return 0;
 	says = dir_memo_says(dinode, dir, dentry, op, id);
 	if (says == DIR_MEMO_ALLOWS)
 		return 0;
-	res = judge_begin_as(&j, true);
+	res = judge_begin_as(&j, true, id);
 	if (res <= 0)
 		return res;
 	j.s->emitted = 0;
@@ -1494,10 +1493,19 @@ static __always_inline int judge_in_dir(struct inode *dinode, const struct path 
 
 SBX_LSM(file_open, fs_file_open, struct file *file)
 {
-	struct inode *inode = file->f_inode;	/* trusted, for the memo's inode storage */
+	struct inode *inode;
 	__u64 id, gen;
 	__u32 need;
 
+	/*
+	 * Nothing before it: every open on the host comes here, and almost all
+	 * are by tasks in no sandbox. A cgroup whose sandbox is arming is never
+	 * known to be outside (sbx_arming_here), so its exec still arms it.
+	 * @id: the task's cgroup.
+	 */
+	if (outside_id(&id))
+		return 0;
+	inode = file->f_inode;	/* trusted, for the memo's inode storage */
 	file = UNTRUSTED(file, file);
 
 	/* A sandbox attached for a container engine goes in force with the first exec (sbx_abi.h). */
@@ -1510,9 +1518,7 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	if (need == NEED_WRITE && (file->f_flags & O_CREAT) && created_now(file))
 		return 0;
 	gen = verdict_gen;	/* before the memo is read: what open_told tells is of then */
-	/* Allowed at once if the memo of an earlier open still holds and allowed this much. @id: the task's cgroup. */
-	if (outside_id(&id))
-		return 0;
+	/* Allowed at once if the memo of an earlier open still holds and allowed this much. */
 	if (memo_holds(inode, file, id, need)) {
 		open_told(file, need, gen, id);
 		return 0;
@@ -1576,15 +1582,19 @@ SBX_LSM(file_permission, fs_file_permission, struct file *file, int mask)
 SBX_LSM(path_mknod, fs_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev)
 {
-	struct inode *dinode = dir->dentry->d_inode;	/* trusted, for the directory memo's inode storage */
+	struct inode *dinode;
+	__u64 id;
 
+	if (outside_id(&id))
+		return 0;	/* first, as in file_open */
+	dinode = dir->dentry->d_inode;	/* trusted, for the directory memo's inode storage */
 	dir = UNTRUSTED(path, dir);
 	dentry = UNTRUSTED(dentry, dentry);
 	if ((mode & S_IFMT) == S_IFBLK || (mode & S_IFMT) == S_IFCHR)
 		/* A new device node would open any device under a writable name. */
 		return deny_object(dentry, dir->mnt, SBX_OP_CREATE, SBX_RULE_DEVICE);
 	/* A regular file's open then goes by the kernel's mark (created_now), unless this allow spoke. */
-	return judge_in_dir(dinode, dir, dentry, SBX_OP_CREATE, (mode & S_IFMT) == S_IFREG);
+	return judge_in_dir(dinode, dir, dentry, SBX_OP_CREATE, (mode & S_IFMT) == S_IFREG, id);
 }
 
 /*
@@ -1606,11 +1616,15 @@ SBX_LSM(path_rmdir, fs_path_rmdir, const struct path *dir, struct dentry *dentry
 
 SBX_LSM(path_unlink, fs_path_unlink, const struct path *dir, struct dentry *dentry)
 {
-	struct inode *dinode = dir->dentry->d_inode;
+	struct inode *dinode;
+	__u64 id;
 
+	if (outside_id(&id))
+		return 0;	/* first, as in file_open */
+	dinode = dir->dentry->d_inode;
 	dir = UNTRUSTED(path, dir);
 	dentry = UNTRUSTED(dentry, dentry);
-	return judge_in_dir(dinode, dir, dentry, SBX_OP_UNLINK, false);
+	return judge_in_dir(dinode, dir, dentry, SBX_OP_UNLINK, false, id);
 }
 
 SBX_LSM(path_symlink, fs_path_symlink, const struct path *dir, struct dentry *dentry,
@@ -1640,8 +1654,12 @@ SBX_LSM(path_rename, fs_path_rename, const struct path *old_dir, struct dentry *
 /* truncate(2); on 6.1 also ftruncate and open(O_TRUNC), whose open was judged a moment before (truncate_opened). */
 SBX_LSM(path_truncate, fs_path_truncate, const struct path *path)
 {
+	__u64 id;
+
+	if (outside_id(&id))
+		return 0;	/* first, as in file_open */
 	path = UNTRUSTED(path, path);
-	if (truncate_opened((__u64)path->dentry, (__u64)path->mnt))
+	if (truncate_opened((__u64)path->dentry, (__u64)path->mnt, id))
 		return 0;
 	return judge_one(path->dentry, path->mnt, SBX_OP_TRUNCATE, NEED_WRITE);
 }
@@ -1649,8 +1667,12 @@ SBX_LSM(path_truncate, fs_path_truncate, const struct path *path)
 /* 6.2+: ftruncate and open(O_TRUNC) come here instead; autoloaded only there. */
 SBX_LSM(file_truncate, fs_file_truncate, struct file *file)
 {
+	__u64 id;
+
+	if (outside_id(&id))
+		return 0;	/* first, as in file_open */
 	file = UNTRUSTED(file, file);
-	if (truncate_opened((__u64)file->f_path.dentry, (__u64)file->f_path.mnt))
+	if (truncate_opened((__u64)file->f_path.dentry, (__u64)file->f_path.mnt, id))
 		return 0;
 	return judge_file(file, SBX_OP_TRUNCATE, NEED_WRITE);
 }
@@ -1832,8 +1854,11 @@ static __always_inline int judge_dentry(struct dentry *d, __u32 op)
  */
 static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *attr)
 {
-	unsigned int valid = BPF_CORE_READ(attr, ia_valid);
+	unsigned int valid;
 
+	if (task_outside())
+		return 0;	/* first, as in file_open */
+	valid = attr->ia_valid;	/* the hook's own pointer: a plain load, no helper */
 	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
 	    (valid & (ATTR_SIZE | ATTR_MODE | ATTR_UID | ATTR_GID)))
 		return 0;

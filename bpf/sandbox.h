@@ -919,17 +919,19 @@ static __always_inline void event_reset(struct sbx_scratch *s)
 }
 
 /* 1: sandboxed, go on judging; 0: not sandboxed; -EACCES: cannot judge (no memory). */
-static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
+static __always_inline int judge_begin_as(struct judge *j, bool outside_checked, __u64 cgid)
 {
 	int res;
 
 	/*
 	 * @outside_checked: the caller's short way already let the outside go
-	 * (file_permission, whose frame has no room for it here). The cgroup
-	 * id is kept in @j: judge_own_cgroup looks it up, one helper call fewer.
+	 * (file_permission, whose frame has no room for it here); @cgid, when
+	 * not 0 (no cgroup's id), is the task's cgroup as that way read it.
+	 * The id is kept in @j: judge_own_cgroup looks it up, one helper call
+	 * fewer.
 	 */
 	if (outside_checked)
-		j->sandbox_cgid = bpf_get_current_cgroup_id();
+		j->sandbox_cgid = cgid ? cgid : bpf_get_current_cgroup_id();
 	else if (outside_id(&j->sandbox_cgid))
 		return 0;
 	res = judge_memory(j);
@@ -957,7 +959,7 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked)
 
 static __always_inline int judge_begin(struct judge *j)
 {
-	return judge_begin_as(j, false);
+	return judge_begin_as(j, false, 0);
 }
 
 /*

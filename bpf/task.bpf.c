@@ -256,9 +256,16 @@ SBX_LSM(capable, task_capable, const struct cred *cred, struct user_namespace *n
 
 	if (cap < 0 || cap > 63 || !(DENIED_CAPS & CAPBIT(cap)))
 		return 0;
-	/* Only the task's own capabilities: not another task's (has_capability), not a file's opener's. */
+	/* Before the cred is read: most of these asks on a host are by tasks in no sandbox. */
+	if (task_outside())
+		return 0;
+	/*
+	 * Only the task's own capabilities: not another task's (has_capability),
+	 * not a file's opener's. A plain load (the current task is a typed
+	 * pointer on every kernel): only the address is compared.
+	 */
 	task = bpf_get_current_task_btf();
-	if (cred != BPF_CORE_READ(task, cred))
+	if (cred != task->cred)
 		return 0;
 	if (!(opts & CAP_OPT_NOAUDIT))
 		return judge_system(SBX_OP_CAPABILITY, cap, NULL);
