@@ -136,5 +136,23 @@ out=$(sbx-bpf run --deny-read "$W/data" -- sbx-probe open "$W/data/secret" 2>/de
 check run-clean/enforced "$out" EACCES
 check run-clean/never-judging "$(judging)" false
 
+# Arming (attach --from-exec, a container engine's): a cgroup every CPU knows as outside, attached
+# so. The hooks ask "outside?" before anything else, file_open's exec test included: the attach
+# must have voided the cache, or the first exec would not arm the sandbox. A subshell's open
+# before the exec is let go (arming); the exec'd probe arms it and is refused, with its event.
+echo secret >"$W/data/secret-arm"
+for i in 1 2 3 4 5 6; do in_cg "$CG" sbx-probe open "$W/data/secret-arm" >/dev/null; done
+check arming/outside-before "$(in_cg "$CG" sbx-probe open "$W/data/secret-arm")" OK
+sbx-bpf attach "$CG" --fresh --from-exec --policy "$W/deny.json" 2>"$W/arm.err"
+check arming/attach "$?" 0
+got=$(sh -c 'echo $$ >'"$CG"'/cgroup.procs
+	if (read l <'"$W/data/secret-arm"'); then echo OK; else echo EACCES; fi
+	exec sbx-probe open '"$W/data/secret-arm" 2>/dev/null | tr '\n' ' ')
+check arming/before-and-after-exec "$got" "OK EACCES "
+wait_event arming/event "$W/ev.json" "any(.[]; .type == \"violation\" and .op == \"read\" and
+	.path == \"$W/data/secret-arm\" and .errno == 13 and .cgroup_id == $CGID and .sandbox_cgroup_id == $CGID)"
+sbx-bpf detach "$CG" 2>>"$W/arm.err"
+check arming/free-after-detach "$(in_cg "$CG" sbx-probe open "$W/data/secret-arm")" OK
+
 kill "$D"; wait "$D" 2>/dev/null
 rmdir "$CG" 2>/dev/null
