@@ -1500,7 +1500,8 @@ SBX_LSM(file_open, fs_file_open, struct file *file)
 	/*
 	 * Nothing before it: every open on the host comes here, and almost all
 	 * are by tasks in no sandbox. A cgroup whose sandbox is arming is never
-	 * known to be outside (sbx_arming_here), so its exec still arms it.
+	 * known to be outside (sbx_arming_here) once its attach has bumped
+	 * sandbox_gen, which it does before it returns: its exec still arms it.
 	 * @id: the task's cgroup.
 	 */
 	if (outside_id(&id))

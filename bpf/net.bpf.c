@@ -508,8 +508,11 @@ static __always_inline void note_dns_client(struct socket *sock)
 /* Connected to the resolver (after the rewrite)? */
 static __always_inline bool to_resolver(struct socket *sock)
 {
-	/* Through struct sock, whose BTF libbpf searches anyway: a type of its own costs a search. */
-	/* Plain loads through the hook's own pointer: a helper read each cost about 100 instructions. */
+	/*
+	 * Through struct sock, whose BTF libbpf searches anyway (a type of its
+	 * own costs a search), with plain loads through the hook's own pointer
+	 * (a helper read each cost about 100 instructions).
+	 */
 	struct sock *sk = sock->sk;	/* 7.x's verifier: may be NULL */
 	struct dns_ports r;
 	__u16 dport;

@@ -863,7 +863,8 @@ static __always_inline const struct sbx_sb_copy *judge_select(struct judge *j, _
  * The common case of a chain, without nesting: the task sits in its
  * sandbox's cgroup. Then the chain is that one sandbox, copied with the
  * one lookup that found it. The key is j->sandbox_cgid, the task's cgroup
- * as judge_begin_as read it: 6.1's stack has no room for another.
+ * as judge_begin_as or the hook's short way read it: 6.1's stack has no
+ * room for another.
  */
 static __always_inline bool judge_own_cgroup(struct judge *j)
 {
@@ -925,8 +926,9 @@ static __always_inline int judge_begin_as(struct judge *j, bool outside_checked,
 
 	/*
 	 * @outside_checked: the caller's short way already let the outside go
-	 * (file_permission, whose frame has no room for it here); @cgid, when
-	 * not 0 (no cgroup's id), is the task's cgroup as that way read it.
+	 * (file_permission's, in a frame of its own for want of room here;
+	 * file_open's, path_mknod's and path_unlink's, at their start); @cgid,
+	 * when not 0 (no cgroup's id), is the task's cgroup as that way read it.
 	 * The id is kept in @j: judge_own_cgroup looks it up, one helper call
 	 * fewer.
 	 */
