@@ -1859,7 +1859,7 @@ static __always_inline int judge_setattr(struct dentry *dentry, struct iattr *at
 
 	if (task_outside())
 		return 0;	/* first, as in file_open */
-	valid = attr->ia_valid;	/* the hook's own pointer: a plain load, no helper */
+	valid = UNTRUSTED(iattr, attr)->ia_valid;	/* a plain load, no helper */
 	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
 	    (valid & (ATTR_SIZE | ATTR_MODE | ATTR_UID | ATTR_GID)))
 		return 0;

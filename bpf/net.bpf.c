@@ -510,10 +510,10 @@ static __always_inline bool to_resolver(struct socket *sock)
 {
 	/*
 	 * Through struct sock, whose BTF libbpf searches anyway (a type of its
-	 * own costs a search), with plain loads through the hook's own pointer
-	 * (a helper read each cost about 100 instructions).
+	 * own costs a search), with plain loads (a helper read each cost about
+	 * 100 instructions), untrusted (sandbox.h UNTRUSTED).
 	 */
-	struct sock *sk = sock->sk;	/* 7.x's verifier: may be NULL */
+	struct sock *sk = UNTRUSTED(socket, sock)->sk;	/* 7.x's verifier: may be NULL */
 	struct dns_ports r;
 	__u16 dport;
 	bool loop4;
@@ -548,11 +548,13 @@ SBX_LSM(socket_sendmsg, net_socket_sendmsg, struct socket *sock, struct msghdr *
 	if (task_outside())
 		return 0;
 	/*
-	 * Plain loads through the hook's own pointers (a helper read each was
-	 * about 100 instructions). A socket without its sock (7.x's verifier
-	 * asks) reads as family and protocol 0, as a failed read did.
+	 * Plain loads (a helper read each was about 100 instructions), through
+	 * untrusted copies of the hook's pointers (sandbox.h UNTRUSTED). A
+	 * socket without its sock (7.x's verifier asks) reads as family and
+	 * protocol 0, as a failed read did.
 	 */
-	sk = sock->sk;
+	sk = UNTRUSTED(socket, sock)->sk;
+	msg = UNTRUSTED(msghdr, msg);
 	name = msg->msg_name;
 	len = msg->msg_namelen;
 	if (!name || !len || !read_inet(name, len, sk ? sk->__sk_common.skc_family : 0, INET_DEST, &t)) {
@@ -676,10 +678,11 @@ SBX_LSM(socket_post_create, net_socket_post_create, struct socket *sock, int fam
 		return 0;
 	/*
 	 * Every inet socket on the host comes here: plain loads, not two
-	 * helper reads (about 200 instructions). No sock (7.x's verifier
-	 * asks) reads as protocol 0, judged as a failed read was.
+	 * helper reads (about 200 instructions), untrusted (sandbox.h
+	 * UNTRUSTED). No sock (7.x's verifier asks) reads as protocol 0,
+	 * judged as a failed read was.
 	 */
-	sk = sock->sk;
+	sk = UNTRUSTED(socket, sock)->sk;
 	proto = sk ? sk->sk_protocol : 0;
 	if (proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE ||
 	    proto == IPPROTO_MPTCP || proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6)

@@ -14,36 +14,7 @@
 
 #define MNT_NS_INTERNAL	((void *)(long)-22)	/* -EINVAL (fs/mount.h): kern_mount()ed */
 
-/*
- * Set by the loader before loading when the kernel has bpf_rdonly_cast
- * (6.2+): the walk then reads dentries and mounts with plain loads (one BPF
- * instruction each; the JIT adds an address check and an exception-table
- * entry, so a load that faults reads 0) instead of one
- * bpf_probe_read_kernel call per step (about 100 instructions under
- * icount). A constant to the verifier, so each kernel verifies one of the
- * two ways only, and 6.1 never reaches the kfunc call (there the loader
- * leaves the marked call as it is: the verifier allows it in dead code).
- */
-const volatile bool plain_loads = false;
-/* bpf_rdonly_cast, through the call the loader patches (sbx_abi.h SBX_CALL_RDONLY_CAST). */
-static void *(*const sbx_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)SBX_CALL_RDONLY_CAST;
-/* A constant to the verifier too (frozen .rodata), as bpf_rdonly_cast needs its ID to be. */
-const volatile struct sbx_kernel_ids kernel_ids;
-
-/* @p (a number or any pointer) as a read-only, untrusted pointer to struct @tag: the verifier makes it a move. */
-#define AS_KERNEL(tag, p) ((struct tag *)sbx_rdonly_cast((const void *)(p), kernel_ids.tag))
-
-/*
- * @p, trusted (a hook's argument, the current task), as a pointer to read
- * its fields through. For every load from a trusted pointer, at every
- * state it checks the load in, the verifier (6.4+) looks up four type names
- * ("file__safe_trusted" and the like); 6.12 by a linear scan of the
- * kernel's BTF, 1.7 ms each under icount: 46 % of its verifying. Through
- * an untrusted copy (bpf_rdonly_cast, which it makes a move) it looks up
- * none. The loads are the same plain loads, and nothing read this way goes
- * to a helper. 6.1 has neither the lookups nor the kfunc.
- */
-#define UNTRUSTED(tag, p) (plain_loads ? AS_KERNEL(tag, p) : (struct tag *)(p))
+/* plain_loads, AS_KERNEL and UNTRUSTED: sandbox.h. */
 
 enum walk_state { WALK_RUNNING, WALK_DONE, WALK_UNRESOLVED, WALK_DETACHED };
 

@@ -21,6 +21,46 @@
 #endif
 
 /*
+ * Set by the loader before loading when the kernel has bpf_rdonly_cast
+ * (6.2+): the walk (resolve.h) then reads dentries and mounts with plain
+ * loads (one BPF instruction each; the JIT adds an address check and an
+ * exception-table entry, so a load that faults reads 0) instead of one
+ * bpf_probe_read_kernel call per step (about 100 instructions under
+ * icount). A constant to the verifier, so each kernel verifies one of the
+ * two ways only, and 6.1 never reaches the kfunc call (there the loader
+ * leaves the marked call as it is: the verifier allows it in dead code).
+ */
+#ifdef SBX_DEFINE_MAPS
+const volatile bool plain_loads = false;
+#else
+extern const volatile bool plain_loads;
+#endif
+/* bpf_rdonly_cast, through the call the loader patches (sbx_abi.h SBX_CALL_RDONLY_CAST). */
+static void *(*const sbx_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)SBX_CALL_RDONLY_CAST;
+/* A constant to the verifier too (frozen .rodata), as bpf_rdonly_cast needs its ID to be. */
+#ifdef SBX_DEFINE_MAPS
+const volatile struct sbx_kernel_ids kernel_ids;
+#else
+extern const volatile struct sbx_kernel_ids kernel_ids;
+#endif
+
+/* @p (a number or any pointer) as a read-only, untrusted pointer to struct @tag: the verifier makes it a move. */
+#define AS_KERNEL(tag, p) ((struct tag *)sbx_rdonly_cast((const void *)(p), kernel_ids.tag))
+
+/*
+ * @p, trusted (a hook's argument, the current task), as a pointer to read
+ * its fields through. For every load from a trusted pointer, at every
+ * state it checks the load in, the verifier (6.4+) looks up four type names
+ * ("file__safe_trusted" and the like); 6.12 by a linear scan of the
+ * kernel's BTF, 1.7 ms each under icount: 46 % of its verifying. Through
+ * an untrusted copy (bpf_rdonly_cast, which it makes a move) it looks up
+ * none. The loads are the same plain loads, and nothing read this way goes
+ * to a helper or a kfunc that wants it trusted. 6.1 has neither the
+ * lookups nor the kfunc. @tag must be a field of struct sbx_kernel_ids.
+ */
+#define UNTRUSTED(tag, p) (plain_loads ? AS_KERNEL(tag, p) : (struct tag *)(p))
+
+/*
  * SBX_LSM(hook, name, args...): the program @name on LSM hook @hook, taking
  * @args exactly as the kernel declares the hook.
  *
@@ -370,9 +410,21 @@ static long outside_clear(__u32 i, void *ctx)
 	return 0;
 }
 
-/* Remember that cgroup @id is under no sandbox, as of @gen (read before the lookups that found none). */
+/*
+ * Remember that cgroup @id is under no sandbox, as of @gen (read before the
+ * lookups that found none). @id is the task's cgroup as its caller read it
+ * first; the walk that found no sandbox read the task's levels as they were
+ * at each step. A task moved meanwhile by someone else (a service manager)
+ * out of sandbox @id walked another cgroup's levels: what it found is not
+ * @id's, so @id is kept only if the task is in it still, after the walk.
+ * A move out and back within one walk is not seen; only a task that may
+ * move the task both ways can make it, and that one can move every task
+ * of the sandbox out anyway.
+ */
 static __noinline void outside_keep(__u64 id, __u64 gen)
 {
+	if (bpf_get_current_cgroup_id() != id)
+		return;
 	if (!sbx_trylock(&outside_tab.lock))
 		return;
 	/* A reset that did not clear every slot keeps the old generation: stale slots never count. */

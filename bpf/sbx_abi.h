@@ -563,8 +563,9 @@ static inline __u64 sbx_seq_hash(__u64 seq, __u64 comp)
 }
 
 /*
- * The kernel's BTF IDs of the types bpf/resolve.h's walk casts pointers to
- * (bpf_rdonly_cast), set by the loader in both objects' .rodata. Not a
+ * The kernel's BTF IDs of the types bpf/resolve.h's walk, and the hooks'
+ * UNTRUSTED() loads (bpf/sandbox.h), cast pointers to (bpf_rdonly_cast),
+ * set by the loader in both objects' .rodata. Not a
  * CO-RE relocation: libbpf relocates against a cut of the kernel's BTF
  * (userspace/corebtf.h), whose IDs are not the kernel's.
  */
@@ -576,6 +577,10 @@ struct sbx_kernel_ids {
 	__u32 task_struct;
 	__u32 vfsmount;
 	__u32 seqcount;
+	__u32 iattr;
+	__u32 socket;
+	__u32 sock;
+	__u32 msghdr;
 };
 
 /*

@@ -262,9 +262,10 @@ SBX_LSM(capable, task_capable, const struct cred *cred, struct user_namespace *n
 	/*
 	 * Only the task's own capabilities: not another task's (has_capability),
 	 * not a file's opener's. A plain load (the current task is a typed
-	 * pointer on every kernel): only the address is compared.
+	 * pointer on every kernel), untrusted as the verifier is cheaper with:
+	 * only the address is compared.
 	 */
-	task = bpf_get_current_task_btf();
+	task = UNTRUSTED(task_struct, bpf_get_current_task_btf());
 	if (cred != task->cred)
 		return 0;
 	if (!(opts & CAP_OPT_NOAUDIT))

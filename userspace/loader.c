@@ -435,14 +435,16 @@ static struct sbx_bpf *sbx_open(void)
 }
 
 /*
- * The kernel's IDs of the structs the walk casts to with plain loads
- * (bpf/resolve.h AS_KERNEL), for both objects' .rodata: found once per
- * process, in one pass, and only where the walk casts (@plain).
+ * The kernel's IDs of the structs the walk and the hooks cast to with
+ * plain loads (bpf/sandbox.h AS_KERNEL, UNTRUSTED), for both objects'
+ * .rodata: found once per process, in one pass, and only where they cast
+ * (@plain).
  */
 static struct sbx_kernel_ids kernel_ids;
 
-/* Each struct the walk casts to: its name, and its field of struct sbx_kernel_ids. */
-#define KERNEL_IDS(X) X(dentry) X(file) X(mount) X(path) X(task_struct) X(vfsmount) X(seqcount)
+/* Each struct cast to: its name, and its field of struct sbx_kernel_ids. */
+#define KERNEL_IDS(X) X(dentry) X(file) X(mount) X(path) X(task_struct) X(vfsmount) X(seqcount) \
+	X(iattr) X(socket) X(sock) X(msghdr)
 
 static void kernel_ids_find(const struct btf *kernel, bool plain)
 {

@@ -36,6 +36,10 @@
  *                                   DIR's mount (open_tree OPEN_TREE_CLONE)
  *   sbx-probe setflags PATH         FS_IOC_GETFLAGS then FS_IOC_SETFLAGS (same flags)
  *   sbx-probe pid                   print own pid (for matching events)
+ *   sbx-probe open-loop PATH STOP   open(PATH, O_RDONLY) and close it again and
+ *                                   again until the file STOP exists: prints
+ *                                   how many opens were refused with EACCES
+ *                                   and how many were let go
  *   sbx-probe forks N               fork N children that wait, then end them:
  *                                   OK, or the errno of the first fork that
  *                                   failed (EAGAIN at pids.max)
@@ -184,6 +188,32 @@ static int do_open(const char *path, const char *mode)
 	if (fd >= 0)
 		close(fd);
 	return report(fd);
+}
+
+/*
+ * Opens as fast as one task can make them, for a test that changes the
+ * task's cgroup meanwhile (tests/e2e/20-outside-cache.sh, "moved"). STOP is
+ * looked for every 256 opens: a stat is not a hook the loop races.
+ */
+static int do_open_loop(const char *path, const char *stop)
+{
+	unsigned long refused = 0, allowed = 0, other = 0;
+	struct stat st;
+
+	for (unsigned long n = 0; (n & 255) || stat(stop, &st) < 0; n++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			allowed++;
+		} else if (errno == EACCES) {
+			refused++;
+		} else {
+			other++;
+		}
+	}
+	printf("%lu %lu %lu\n", refused, allowed, other);
+	return other ? 1 : 0;
 }
 
 /*
@@ -563,6 +593,8 @@ int main(int argc, char **argv)
 		return do_open(a, b ? b : "r");
 	if (!strcmp(op, "creat-open") && b)
 		return do_creat_open(a, b);
+	if (!strcmp(op, "open-loop") && b)
+		return do_open_loop(a, b);
 	if (!strcmp(op, "open-truncate") && c)
 		return do_open_truncate(a, b, c);
 	if (!strcmp(op, "uring-open"))
