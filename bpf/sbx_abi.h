@@ -579,7 +579,6 @@ struct sbx_kernel_ids {
 	__u32 seqcount;
 	__u32 iattr;
 	__u32 socket;
-	__u32 sock;
 	__u32 msghdr;
 };
 

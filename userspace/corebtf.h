@@ -16,7 +16,7 @@
  * libbpf looks at no more than a composite's name, kind and size (what a
  * shell keeps) and at non-composites, which are kept whole. Type IDs differ
  * from the kernel's: the programs get the kernel's IDs they pass to the
- * kernel from the loader, not from a relocation (bpf/resolve.h).
+ * kernel from the loader, not from a relocation (bpf/sandbox.h AS_KERNEL).
  */
 #ifndef SBX_COREBTF_H
 #define SBX_COREBTF_H

@@ -444,7 +444,7 @@ static struct sbx_kernel_ids kernel_ids;
 
 /* Each struct cast to: its name, and its field of struct sbx_kernel_ids. */
 #define KERNEL_IDS(X) X(dentry) X(file) X(mount) X(path) X(task_struct) X(vfsmount) X(seqcount) \
-	X(iattr) X(socket) X(sock) X(msghdr)
+	X(iattr) X(socket) X(msghdr)
 
 static void kernel_ids_find(const struct btf *kernel, bool plain)
 {

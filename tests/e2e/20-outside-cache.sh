@@ -154,45 +154,56 @@ wait_event arming/event "$W/ev.json" "any(.[]; .type == \"violation\" and .op ==
 sbx-bpf detach "$CG" 2>>"$W/arm.err"
 check arming/free-after-detach "$(in_cg "$CG" sbx-probe open "$W/data/secret-arm")" OK
 
-# A task moved by someone else (a service manager) out of its sandbox and back, again and again,
-# while it opens a denied file without pause. A call that read the task's cgroup before a move
-# walks the levels of the cgroup it was moved to and finds no sandbox there: the "outside" it
+# A task moved by someone else (a service manager) out of its sandbox and into another, again and
+# again, while it opens a denied file without pause. A call that read the task's cgroup before a
+# move walks the levels of the cgroup it was moved to and finds no sandbox there: the "outside" it
 # learns is of that cgroup, never of the one it read first (sandbox.h outside_keep), or every task
-# of the sandbox would go unjudged until the next attach. Afterwards the sandbox still judges.
+# of that sandbox would go unjudged until the next attach. The task goes CG, FREE, CG2, FREE, CG:
+# four moves before it is back in a cgroup it left, so a call stalled across one move out and one
+# back (which outside_keep cannot see) does not make this fail. Afterwards both sandboxes judge.
 FREE=/sys/fs/cgroup/e2e-cache-free
-mkdir -p "$FREE"
+CG2=/sys/fs/cgroup/e2e-cache-2
+mkdir -p "$FREE" "$CG2"
 echo secret >"$W/data/secret-move"
 echo secret >"$W/data/secret-after"
 sbx-bpf attach "$CG" --policy "$W/deny.json" 2>"$W/mv.err"
 check moved/attach "$?" 0
+sbx-bpf attach "$CG2" --policy "$W/deny.json" 2>>"$W/mv.err"
+check moved/attach-2 "$?" 0
 sh -c 'echo $$ >'"$CG"'/cgroup.procs && exec sbx-probe open-loop "$1" "$2"' sh \
 	"$W/data/secret-move" "$W/stop" >"$W/loop.out" 2>&1 &
 L=$!
 sleep 1
 n=0
-end=$(($(date +%s) + 30))
+end=$(($(date +%s) + 40))
 while [ $n -lt 3000 ] && { [ $((n % 100)) -ne 0 ] || [ "$(date +%s)" -lt $end ]; }; do
-	echo $L >"$FREE/cgroup.procs" && echo $L >"$CG/cgroup.procs" || break
+	echo $L >"$FREE/cgroup.procs" && echo $L >"$CG2/cgroup.procs" &&
+		echo $L >"$FREE/cgroup.procs" && echo $L >"$CG/cgroup.procs" || break
 	n=$((n + 1))
 done
 : >"$W/stop"
 wait "$L"
 check moved/loop-exit "$?" 0
-read -r refused allowed other <"$W/loop.out"
-echo "INFO $T/moved: $n moves out and back; the task's opens: $refused refused, $allowed let go" >>"$LOG"
+read -r refused allowed other first <"$W/loop.out"
+echo "INFO $T/moved: $n rounds of four moves; the task's opens: $refused refused, $allowed let go" >>"$LOG"
 check moved/many-moves "$([ $n -ge 500 ] && echo yes || echo "only $n")" yes
 check moved/refused-and-let-go "$([ "${refused:-0}" -gt 0 ] && [ "${allowed:-0}" -gt 0 ] && echo yes ||
 	echo "$(cat "$W/loop.out")")" yes
-ok=0
-for i in 1 2 3 4 5 6 7 8 9 10; do
-	[ "$(in_cg "$CG" sbx-probe open "$W/data/secret-after")" = EACCES ] && ok=$((ok + 1))
+for c in "$CG" "$CG2"; do
+	ok=0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(in_cg "$c" sbx-probe open "$W/data/secret-after")" = EACCES ] && ok=$((ok + 1))
+	done
+	check "moved/${c##*/}-still-judged" "$ok" 10
+	id=$(stat -c %i "$c")
+	wait_event "moved/${c##*/}-event" "$W/ev.json" "any(.[]; .type == \"violation\" and .op == \"read\" and
+		.path == \"$W/data/secret-after\" and .errno == 13 and .cgroup_id == $id and .sandbox_cgroup_id == $id)"
 done
-check moved/sandbox-still-judged "$ok" 10
-wait_event moved/event "$W/ev.json" "any(.[]; .type == \"violation\" and .op == \"read\" and
-	.path == \"$W/data/secret-after\" and .errno == 13 and .cgroup_id == $CGID and .sandbox_cgroup_id == $CGID)"
 sbx-bpf detach "$CG" 2>>"$W/mv.err"
 check moved/detach "$?" 0
-rmdir "$FREE"
+sbx-bpf detach "$CG2" 2>>"$W/mv.err"
+check moved/detach-2 "$?" 0
+rmdir "$FREE" "$CG2"
 
 kill "$D"; wait "$D" 2>/dev/null
 rmdir "$CG" 2>/dev/null

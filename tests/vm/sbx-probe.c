@@ -38,8 +38,9 @@
  *   sbx-probe pid                   print own pid (for matching events)
  *   sbx-probe open-loop PATH STOP   open(PATH, O_RDONLY) and close it again and
  *                                   again until the file STOP exists: prints
- *                                   how many opens were refused with EACCES
- *                                   and how many were let go
+ *                                   how many opens were refused with EACCES,
+ *                                   how many were let go, how many failed
+ *                                   otherwise and the first such errno
  *   sbx-probe forks N               fork N children that wait, then end them:
  *                                   OK, or the errno of the first fork that
  *                                   failed (EAGAIN at pids.max)
@@ -198,6 +199,7 @@ static int do_open(const char *path, const char *mode)
 static int do_open_loop(const char *path, const char *stop)
 {
 	unsigned long refused = 0, allowed = 0, other = 0;
+	int first = 0;
 	struct stat st;
 
 	for (unsigned long n = 0; (n & 255) || stat(stop, &st) < 0; n++) {
@@ -208,11 +210,11 @@ static int do_open_loop(const char *path, const char *stop)
 			allowed++;
 		} else if (errno == EACCES) {
 			refused++;
-		} else {
-			other++;
+		} else if (!other++) {
+			first = errno;
 		}
 	}
-	printf("%lu %lu %lu\n", refused, allowed, other);
+	printf("%lu %lu %lu %s\n", refused, allowed, other, other ? errno_name(first) : "-");
 	return other ? 1 : 0;
 }
 
