@@ -505,15 +505,15 @@ static __always_inline void note_dns_client(struct socket *sock)
 			BPF_CORE_READ(sock, sk, __sk_common.skc_num));
 }
 
-/* Connected to the resolver (after the rewrite)? */
-static __always_inline bool to_resolver(struct socket *sock)
+/*
+ * Is @sk (the sending socket's sock, as socket_sendmsg read it: untrusted,
+ * possibly NULL) connected to the resolver (after the rewrite)? Through
+ * struct sock, whose BTF libbpf searches anyway (a type of its own costs a
+ * search), with plain loads (a helper read each cost about 100
+ * instructions).
+ */
+static __always_inline bool to_resolver(struct sock *sk)
 {
-	/*
-	 * Through struct sock, whose BTF libbpf searches anyway (a type of its
-	 * own costs a search), with plain loads (a helper read each cost about
-	 * 100 instructions), untrusted (sandbox.h UNTRUSTED).
-	 */
-	struct sock *sk = UNTRUSTED(socket, sock)->sk;	/* 7.x's verifier: may be NULL */
 	struct dns_ports r;
 	__u16 dport;
 	bool loop4;
@@ -558,7 +558,7 @@ SBX_LSM(socket_sendmsg, net_socket_sendmsg, struct socket *sock, struct msghdr *
 	name = msg->msg_name;
 	len = msg->msg_namelen;
 	if (!name || !len || !read_inet(name, len, sk ? sk->__sk_common.skc_family : 0, INET_DEST, &t)) {
-		if (to_resolver(sock) && current_chain_n())
+		if (to_resolver(sk) && current_chain_n())
 			note_dns_client(sock);
 		return 0;
 	}

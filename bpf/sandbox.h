@@ -30,19 +30,11 @@
  * two ways only, and 6.1 never reaches the kfunc call (there the loader
  * leaves the marked call as it is: the verifier allows it in dead code).
  */
-#ifdef SBX_DEFINE_MAPS
-const volatile bool plain_loads = false;
-#else
-extern const volatile bool plain_loads;
-#endif
+SBX_SHARED const volatile bool plain_loads;
 /* bpf_rdonly_cast, through the call the loader patches (sbx_abi.h SBX_CALL_RDONLY_CAST). */
 static void *(*const sbx_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)SBX_CALL_RDONLY_CAST;
 /* A constant to the verifier too (frozen .rodata), as bpf_rdonly_cast needs its ID to be. */
-#ifdef SBX_DEFINE_MAPS
-const volatile struct sbx_kernel_ids kernel_ids;
-#else
-extern const volatile struct sbx_kernel_ids kernel_ids;
-#endif
+SBX_SHARED const volatile struct sbx_kernel_ids kernel_ids;
 
 /* @p (a number or any pointer) as a read-only, untrusted pointer to struct @tag: the verifier makes it a move. */
 #define AS_KERNEL(tag, p) ((struct tag *)sbx_rdonly_cast((const void *)(p), kernel_ids.tag))
