@@ -1310,50 +1310,46 @@ struct {
 } dir_memo SEC(".maps");
 _Static_assert(sizeof(struct dir_memo) == 432, "docs/design.md gives a directory memo's size");
 
-/* The memo's matcher state into a work slot, 8 bytes at a time: on every write the memo allows, so no helper call. */
-static __always_inline void fs_state_copy(struct fs_state *to, const struct fs_state *from)
-{
-	_Static_assert(sizeof(struct fs_state) % 8 == 0, "fs_state: whole words");
-#pragma unroll
-	for (int k = 0; k < sizeof(struct fs_state) / 8; k++)
-		((__u64 *)to)[k] = ((const __u64 *)from)[k];
-}
-
 /* Where a dentry keeps a short name on 6.1 and 6.12 (7.x's is vmlinux.h's d_shortname, a union). */
 struct dentry___iname {
 	unsigned char d_iname[32];
 } __attribute__((preserve_access_index));
 
 /*
- * @d's name, its @len bytes (1 to SBX_NAME_MAX), into @out (map memory, in
- * whole words: the matcher takes no byte past @len): loaded from the
- * dentry itself where it keeps the name, as it does every name shorter
- * than its store (32 bytes on 6.1, 40 on 6.12 and 7.x), else one helper
- * read (about 100 instructions). 0, or the helper's error. Both callers
- * hold the directory locked (path_mknod, path_unlink): no rename changes
- * the name meanwhile.
+ * Where @d keeps a name shorter than its inline store, and in *@size that
+ * store's bytes (32 on 6.1, 40 on 6.12 and 7.x): CO-RE for both shapes.
  */
-static __always_inline long dentry_name(struct dentry *d, __u32 len, __u64 *out)
+static __always_inline const char *dentry_store(struct dentry *d, __u32 *size)
 {
-	const unsigned char *name = d->d_name.name;
-	__u32 off, size;
-
 	if (bpf_core_field_exists(d->d_shortname)) {
-		off = bpf_core_field_offset(d->d_shortname);
-		size = bpf_core_field_size(d->d_shortname);
-	} else {
-		off = bpf_core_field_offset(struct dentry___iname, d_iname);
-		size = bpf_core_field_size(struct dentry___iname, d_iname);
+		*size = bpf_core_field_size(d->d_shortname);
+		return (const char *)d + bpf_core_field_offset(d->d_shortname);
 	}
-	/* Five words at most are loaded: a name past them (a store that grew) is read. */
-	if ((__u64)name != (__u64)d + off || len >= size || len > 5 * 8)
-		return bpf_probe_read_kernel(out, len, name);
-	/* Constant bounds to the verifier (relocated sizes): no load past the store. */
-#pragma unroll
-	for (int k = 0; k < 5; k++)
-		if (8 * k < size && 8 * k < len)
-			out[k] = *(const __u64 *)((const char *)d + off + 8 * k);
-	return 0;
+	*size = bpf_core_field_size(struct dentry___iname, d_iname);
+	return (const char *)d + bpf_core_field_offset(struct dentry___iname, d_iname);
+}
+
+/*
+ * 1 when @d's name (@len bytes) changes nothing that directory memo @dm's
+ * state says, and that state allows writing without a word: what
+ * fs_match resumed from it, and fs_says, would say, without a work slot,
+ * the state's copy or the walk (fs_name_clear). Only a name the dentry
+ * keeps inline and shorter than 32 bytes, loaded as four words (its store
+ * is at least 32 bytes on every kernel): the NUL ends it there. 0: match
+ * the name the whole way. The caller checks the memo's count after.
+ */
+static __always_inline int dir_name_clear(const struct dir_memo *dm, struct dentry *dentry, __u32 len)
+{
+	struct dentry *d = UNTRUSTED(dentry, dentry);
+	__u32 size;
+	const char *store = dentry_store(d, &size);
+
+	if (!len || len > 31 || size < 32 || (__u64)d->d_name.name != (__u64)store)
+		return 0;	/* a length of 0 would be the stand-in's "no" */
+	if (fs_name_clear(&dm->st, *(const __u64 *)store, *(const __u64 *)(store + 8),
+			  *(const __u64 *)(store + 16), *(const __u64 *)(store + 24)) != len)
+		return 0;
+	return !dm->st.v.write_deny && !grant_rule(dm->st.v.write_rule);
 }
 
 enum { DIR_MEMO_JUDGE, DIR_MEMO_ALLOWS, DIR_MEMO_NONE };
@@ -1388,10 +1384,26 @@ static __noinline int dir_memo_says(struct inode *dinode, const struct path *dir
 	if (!memo_head_holds(&dm->path, seq, cgid, dir->mnt) ||
 	    !memo_path_holds(&dm->path, dir->dentry, dir->mnt, &mv))
 		return DIR_MEMO_JUDGE;
+	if (dir_name_clear(dm, dentry, dentry->d_name.len)) {
+		sbx_barrier();	/* the count again after everything taken from the memo */
+		if (MEMO_WORD(dm->path.seq) != seq)
+			return DIR_MEMO_JUDGE;
+		memo_settle(&dm->path, seq, &mv);
+		return DIR_MEMO_ALLOWS;
+	}
+	/*
+	 * A name that may be a rule's key, or a long one: matched on from a
+	 * copy of the state. Helper reads, the state's and the name's: a
+	 * rarer way than the one above, and one the verifier walks in both
+	 * programs (map memory to map memory, never refused).
+	 */
 	s = work_get();
 	if (!s)
 		return DIR_MEMO_JUDGE;
-	fs_state_copy(&s->match, &dm->st);
+	if (bpf_probe_read_kernel(&s->match, sizeof(s->match), &dm->st)) {
+		work_put(s);
+		return DIR_MEMO_JUDGE;
+	}
 	sbx_barrier();	/* the count again after everything taken from it */
 	if (MEMO_WORD(dm->path.seq) != seq) {
 		work_put(s);
@@ -1401,7 +1413,8 @@ static __noinline int dir_memo_says(struct inode *dinode, const struct path *dir
 	len = dentry->d_name.len;
 	barrier_var(len);	/* masked after the load: 6.1 loses a range test the compiler folds */
 	len &= SBX_NAME_MAX;
-	if (len && len == dentry->d_name.len && !dentry_name(dentry, len, (__u64 *)s->walk.b)) {
+	/* The parent's lock is held (path_mknod, path_unlink): no rename changes the name meanwhile. */
+	if (len && len == dentry->d_name.len && !bpf_probe_read_kernel(s->walk.b, len, dentry->d_name.name)) {
 		fs_match((struct sbx_path *)s->walk.b, len, s->match.policy_id, s->match.mask | FS_MATCH_RESUME,
 			 &s->match);
 		if (!fs_says(&s->match.v, &op, NEED_WRITE, &rule))

@@ -69,6 +69,151 @@ struct fs_walk {
 	__u32 pad;
 };
 
+#ifndef SBX_FS_MATCH_EXTERN
+/* Whether the filter leaves it possible that a rule has this key (most keys are no rule's). */
+static __always_inline bool fs_filter_has(const struct fs_state *w, __u32 len, __u64 h1, __u64 h2)
+{
+	__u32 bit = sbx_fs_filter_bit(w->policy_id, len, h1, h2);
+
+	return fs_filter[(bit >> 6) & (SBX_FS_FILTER_WORDS - 1)] & (1ULL << (bit & 63));
+}
+
+/* Which byte (0..7) has @bit, a word's one bit, the high bit of a byte. */
+static __always_inline __u64 fs_byte_index(__u64 bit)
+{
+	/* (1 << 8j) times the bytes 7, 6, ..., 0 moves byte 7 - j, which is j, to byte 7. */
+	return ((bit >> 7) * 0x0001020304050607ULL) >> 56;
+}
+
+/* fs_name_clear's bpf_loop context: the name's words, its hashes so far, and its last word's length. */
+struct fs_name_walk {
+	__u64 w[4];
+	__u64 c1, c2;
+	__u32 tail;	/* the name's bytes in the word its NUL is in (0 to 7) */
+	__u32 ended;	/* the NUL was found */
+};
+
+/*
+ * bpf_loop callback: word @i of the name into its two component hashes,
+ * as fs_walk_step folds it: whole, or only its bytes before the NUL (none
+ * folded when the NUL is its first byte), and then the walk ends. Checked
+ * once by the verifier, and run only for the words a name has.
+ */
+static long fs_name_step(__u32 i, void *ctx)
+{
+	struct fs_name_walk *nw = ctx;
+	__u64 word = nw->w[i & 3];
+	/* The high bit of each zero byte, exact up to the first one; bits above it do not matter. */
+	__u64 z = (word - 0x0101010101010101ULL) & ~word & 0x8080808080808080ULL;
+	__u64 first, n;
+
+	if (!z) {
+		nw->c1 = sbx_hash_chunk1(nw->c1, word);
+		nw->c2 = sbx_hash_chunk2(nw->c2, word);
+		return 0;
+	}
+	first = z & -z;
+	n = fs_byte_index(first);
+	if (n) {
+		word &= (first >> 7) - 1;
+		nw->c1 = sbx_hash_chunk1(nw->c1, word);
+		nw->c2 = sbx_hash_chunk2(nw->c2, word);
+	}
+	nw->tail = n;
+	nw->ended = 1;
+	return 1;
+}
+
+/* Whether the filter leaves it possible that a rule has the any-depth key of the last @k components (1, 0). */
+static __always_inline __u64 fs_name_any_depth(const struct fs_state *st, __u32 ncomp, __u32 k, __u64 c1, __u64 c2)
+{
+	__u64 s1 = SBX_HASH_INIT, s2 = SBX_HASH2_INIT;
+	__u32 bit, idx;
+
+#pragma unroll
+	for (__u32 j = k; j > 1; j--) {	/* oldest first, as fs_lookup_any_depth */
+		idx = (ncomp - j) & (SBX_ANY_DEPTH_MAX - 1);
+		s1 = sbx_seq_hash(s1, st->comp1[idx]);
+		s2 = sbx_seq_hash(s2, st->comp2[idx]);
+	}
+	bit = sbx_fs_filter_bit(st->policy_id, SBX_FS_KEY_ANY_DEPTH | k, sbx_seq_hash(s1, c1), sbx_seq_hash(s2, c2));
+	return fs_filter[(bit >> 6) & (SBX_FS_FILTER_WORDS - 1)] >> (bit & 63) & 1;
+}
+
+/*
+ * The directory memo's quick way (fs.bpf.c dir_memo_says): would matching
+ * a name on from directory state @st (FS_MATCH_RESUME) leave @st's verdict
+ * as it is? The name is @w0..@w3, a dentry's inline store, NUL-terminated
+ * within those 32 bytes. It would when every key its component end looks
+ * up (fs_component_end: the whole path, and its last 1 to 4 components for
+ * the any-depth sizes in @st->mask) misses the filter: no rule has it, so
+ * nothing matches, and the verdict is @st->v with its guard cleared.
+ * Returns the name's length (1 to 31) then; 0 when a key may be a rule's,
+ * or when fs_match would not resume from @st (then it denies), or there
+ * is no NUL: the caller matches the name the whole way. The same hashes
+ * as the walk's, from the same state: tests/bpf/fs_match_test.c checks
+ * each answer against the resumed match. The name's words are walked
+ * only as far as its NUL; the keys of both sizes are hashed, and asked
+ * only where the policy uses them.
+ */
+static __always_inline __u32 fs_name_clear_body(const struct fs_state *st, __u64 w0, __u64 w1, __u64 w2,
+						__u64 w3)
+{
+	struct fs_name_walk nw = { { w0, w1, w2, w3 }, SBX_HASH_INIT, SBX_HASH2_INIT, 0, 0 };
+	__u32 ncomp, mask, len;
+	__u64 maybe;
+	long words;
+
+	if (!st || st->stop || !st->base)
+		return 0;
+	/* The words walked: the last one has the NUL, and its @tail bytes are the name's. */
+	words = bpf_loop(4, fs_name_step, &nw, 0);
+	if (!nw.ended || words < 1 || words > 4)
+		return 0;
+	len = (__u32)(words - 1) * 8 + nw.tail;
+	if (!len || st->base + len >= SBX_PATH_MAX)
+		return 0;
+	if (fs_filter_has(st, st->base + len, sbx_seq_hash(st->h1, nw.c1), sbx_seq_hash(st->h2, nw.c2)))
+		return 0;
+	ncomp = st->ncomp + 1;	/* the name's end counted: it is the newest of the last k */
+	mask = st->mask;
+	if (mask & ~3u)
+		return 0;	/* patterns of 3 or 4 components: a policy's own, rare; matched the whole way */
+	/* Sizes 1 and 2 (the mandatory set's), each asked where the policy uses it and ncomp >= k. */
+	maybe = fs_name_any_depth(st, ncomp, 1, nw.c1, nw.c2) & mask;
+	maybe |= fs_name_any_depth(st, ncomp, 2, nw.c1, nw.c2) & (mask >> 1) & ((1 - ncomp) >> 31);
+	return maybe ? 0 : len;
+}
+
+#if defined(SBX_EXTENSION)
+/*
+ * In the extension object, verified once and put in place of the
+ * enforcement programs' stand-in (below), as fs_match is: written into
+ * path_mknod and path_unlink, it cost each load without a daemon some
+ * 10 M instructions on 6.12 (bench/RESULTS.md, stop 58).
+ */
+SEC("freplace/fs_name_clear")
+int fs_name_clear(const struct fs_state *st, __u64 w0, __u64 w1, __u64 w2, __u64 w3)
+{
+	return fs_name_clear_body(st, w0, w1, w2, w3);
+}
+#elif defined(SBX_FS_MATCH_STUB)
+/* The enforcement object's stand-in: 0, the name matched the whole way, until the loader links the extension's. */
+__attribute__((noinline)) int fs_name_clear(const struct fs_state *st, __u64 w0, __u64 w1, __u64 w2, __u64 w3)
+{
+	int r = 0;
+
+	asm volatile("" : "+r"(r) : "r"(st), "r"(w0), "r"(w1), "r"(w2), "r"(w3) : "memory");
+	return r;
+}
+#else
+__attribute__((noinline)) int fs_name_clear(const struct fs_state *st, __u64 w0, __u64 w1, __u64 w2, __u64 w3)
+{
+	return fs_name_clear_body(st, w0, w1, w2, w3);
+}
+#endif
+#endif /* !SBX_FS_MATCH_EXTERN */
+
 #if !defined(SBX_FS_MATCH_EXTERN) && !defined(SBX_FS_MATCH_STUB)
 /* All ones when @cond (0 or 1) is set: lets merges be arithmetic, not branches. */
 #define FS_MASK(cond)	(-(__u32)(cond))
@@ -105,14 +250,6 @@ _Static_assert(FS_SAYS_AT(read_rule, base_read_rule) && FS_SAYS_AT(write_rule, b
 	       offsetof(struct sbx_fs_rule, base_read_rule) == sizeof(struct fs_rule_says),
 	       "an fs_rules entry opens with what it says, then its base says the same way");
 #undef FS_SAYS_AT
-
-/* Whether the filter leaves it possible that a rule has this key (most keys are no rule's). */
-static __always_inline bool fs_filter_has(const struct fs_state *w, __u32 len, __u64 h1, __u64 h2)
-{
-	__u32 bit = sbx_fs_filter_bit(w->policy_id, len, h1, h2);
-
-	return fs_filter[(bit >> 6) & (SBX_FS_FILTER_WORDS - 1)] & (1ULL << (bit & 63));
-}
 
 /* What the entry of one rule key says now, or NULL when there is none; an entry that expires marks @w. */
 static __always_inline const struct fs_rule_says *fs_rule_get(struct fs_state *w, __u32 len, __u64 h1, __u64 h2)
@@ -280,13 +417,6 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "fs_walk_step takes by
 static __always_inline __u64 fs_unknown_zero(struct fs_state *st)
 {
 	return *(volatile __u64 *)&st->h1 - *(volatile __u64 *)&st->h1;
-}
-
-/* Which byte (0..7) has @bit, a word's one bit, the high bit of a byte. */
-static __always_inline __u64 fs_byte_index(__u64 bit)
-{
-	/* (1 << 8j) times the bytes 7, 6, ..., 0 moves byte 7 - j, which is j, to byte 7. */
-	return ((bit >> 7) * 0x0001020304050607ULL) >> 56;
 }
 
 /* The high bit of each byte of @word that is '/', and no other bit. */

@@ -27,6 +27,10 @@
  *   freplace/sbx_judge_path  a resolved path's verdict under each sandbox
  *                          of the chain, with its events (fs_judge.h);
  *                          its stand-in refuses
+ *   freplace/fs_name_clear  whether a name in a directory the directory
+ *                          memo holds leaves the directory's verdict as
+ *                          it is (fs_match.h); its stand-in says it may
+ *                          not, so the name is matched the whole way
  *
  * The stand-ins are what a program runs until its extensions are attached,
  * and the loader attaches no program before that: a program whose

@@ -47,6 +47,10 @@ struct match_args {
 	struct fs_verdict v;	/* out */
 	__u32 dir_stop;		/* resume, out: the directory's state (as fs.bpf.c dir_memo_keep reads it) */
 	__u32 dir_expiring;
+	__u32 quick;		/* resume, out: fs_name_clear's answer for the name (in @store) */
+	__u32 pad;
+	struct fs_verdict dir_v;	/* resume, out: the directory's verdict */
+	__u64 store[4];		/* resume: the name as a dentry's inline store holds it (junk after its NUL) */
 	char path[SBX_PATH_MAX];
 };
 
@@ -85,6 +89,8 @@ int resume(struct match_args *args)
 	args->dir_stop = b->st.stop;
 	args->dir_expiring = b->st.expiring;
 	b->st.base = dir_len == 1 ? 1 : dir_len + 1;
+	args->dir_v = b->st.v;
+	args->quick = fs_name_clear(&b->st, args->store[0], args->store[1], args->store[2], args->store[3]);
 	name_len = args->len - split - 1;
 	if (!name_len || name_len > SBX_NAME_MAX)
 		return -3;

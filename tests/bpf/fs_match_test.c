@@ -31,6 +31,9 @@ struct match_args {
 	__u32 split;
 	struct fs_verdict v;
 	__u32 dir_stop, dir_expiring;
+	__u32 quick, pad;
+	struct fs_verdict dir_v;
+	__u64 store[4];
 	char path[SBX_PATH_MAX];
 };
 
@@ -104,7 +107,41 @@ static void install(__u32 policy_id)
 static struct {
 	bool compared;		/* the resumed verdict was compared with the whole path's */
 	__u32 dir_expiring;
+	__u32 quick;		/* fs_name_clear's answer: the name's length, or 0 (match it) */
 } resumed;
+
+/* The name @name (@len bytes) as a dentry's inline store: its NUL, then what an older, longer name left. */
+static void name_store(__u64 store[4], const char *name, size_t len)
+{
+	char *b = (char *)store;
+
+	memset(b, '/', 4 * sizeof(*store));	/* junk a walk would take for component ends */
+	memcpy(b, name, len < 32 ? len : 32);
+	if (len < 32)
+		b[len] = '\0';
+}
+
+/*
+ * fs_name_clear's answer for the name of @args, against the resumed match
+ * @v: a length only when the name's own, and then the resumed verdict is
+ * the directory's with its guard cleared; none past 31 bytes, where the
+ * store has no NUL, nor from a state whose walk stopped.
+ */
+static void check_quick(const struct match_args *args, size_t name_len, const struct fs_verdict *v)
+{
+	struct fs_verdict dir = args->dir_v;
+
+	if (name_len > 31 || args->dir_stop) {
+		assert_int_equal(args->quick, 0);
+		return;
+	}
+	if (!args->quick)
+		return;
+	assert_int_equal(args->quick, name_len);
+	dir.guard = 0;
+	dir.guard_mandatory = 0;
+	assert_memory_equal(v, &dir, sizeof(dir));
+}
 
 static struct fs_verdict run_match(struct bpf_program *prog, struct match_args *args)
 {
@@ -139,8 +176,11 @@ static struct fs_verdict judge_len(__u32 policy, const char *path, size_t len)
 	if (!slash || (size_t)(slash - path) + 1 >= len || len - (size_t)(slash - path) - 1 > SBX_NAME_MAX)
 		return whole;
 	args.split = (__u32)(slash - path);
+	name_store(args.store, slash + 1, len - (size_t)(slash - path) - 1);
 	v = run_match(skel->progs.resume, &args);
 	resumed.dir_expiring = args.dir_expiring;
+	resumed.quick = args.quick;
+	check_quick(&args, len - (size_t)(slash - path) - 1, &v);
 	if (!args.dir_stop) {
 		assert_memory_equal(&v, &whole, sizeof(v));
 		resumed.compared = true;
@@ -218,7 +258,10 @@ static void test_write_nesting(void **state)
 	assert_write("/work", 0, a);
 	assert_write("/work/f", 0, a);
 	assert_write("/work/locked/f", 1, d);
+	assert_int_equal(resumed.quick, 1);	/* the directory's deny, which the name leaves as it is */
 	assert_write("/work/locked/scratch/f", 0, ra);
+	assert_write("/work/locked", 1, d);
+	assert_int_equal(resumed.quick, 0);	/* a rule's own path */
 	assert_write("/workshop", 1, SBX_RULE_DEFAULT_WRITE);
 	assert_write("/", 1, SBX_RULE_DEFAULT_WRITE);
 	/* Reads are a separate dimension. */
@@ -256,7 +299,11 @@ static void test_mandatory_any_depth(void **state)
 	assert_write("/work/a/b/c/d/e/.git/hooks/x", 1, hooks);
 	assert_write("/work/a/b/c/d/e/.git/hooks", 1, hooks);
 	assert_write("/work/repo/.git/config", 1, cfg);
+	assert_int_equal(resumed.quick, 0);	/* ".git/config" is a rule's key: the name is matched */
 	assert_write("/work/repo/.git/configs", 0, w);
+	assert_int_equal(resumed.quick, 7);	/* none of "configs"'s keys is: the quick way answers */
+	assert_write("/work/repo/.bashrc", 1, rc);
+	assert_int_equal(resumed.quick, 0);
 	assert_write("/work/repo/.git/objects/ab", 0, w);
 	assert_write("/work/repo/hooks/x", 0, w);	/* "hooks" alone is not ".git/hooks" */
 	assert_write("/work/.bashrc", 1, rc);
@@ -610,6 +657,54 @@ static void test_grant_expiry(void **state)
  * on it), and a key written without its bit is not seen, which is why the
  * loader sets the bit first.
  */
+/*
+ * The directory memo's quick way (fs_name_clear) at its edges: a 2-component
+ * pattern whose first component is the root's child (ncomp 2, the least it
+ * asks k = 2 at), names of 26 to 31 bytes with a rule of their own (its
+ * last word partly the name), and a policy with a 3-component pattern,
+ * under which it answers nothing at all. judge_len checks every answer
+ * against the resumed match.
+ */
+static void test_quick_name_edges(void **state)
+{
+	char name[64], path[96];
+	__u32 w, hooks, three, r[32];
+
+	(void)state;
+	w = add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/");
+	hooks = add(RULE_MANDATORY, RULE_ANY_DEPTH, ".git/hooks");
+	for (int n = 26; n <= 31; n++) {
+		memset(name, 'q', (size_t)n);
+		name[n] = '\0';
+		snprintf(path, sizeof(path), "/w/%s", name);
+		r[n] = add(RULE_DENY_WRITE, RULE_ABSOLUTE, path);
+	}
+	install(1);
+	assert_write("/.git/hooks", 1, hooks);	/* k = 2 with the name the path's second component */
+	assert_int_equal(resumed.quick, 0);
+	assert_write("/.git/hookz", 0, w);
+	assert_int_equal(resumed.quick, 5);
+	for (int n = 26; n <= 31; n++) {
+		memset(name, 'q', (size_t)n);
+		name[n] = '\0';
+		snprintf(path, sizeof(path), "/w/%s", name);
+		assert_write(path, 1, r[n]);
+		assert_int_equal(resumed.quick, 0);	/* the name's own rule */
+		path[strlen(path) - 1] = 'z';
+		assert_write(path, 0, w);
+		assert_int_equal(resumed.quick, (__u32)n);
+	}
+	clear_rules(NULL);
+	w = add(RULE_ALLOW_WRITE, RULE_ABSOLUTE, "/");
+	three = add(RULE_DENY_WRITE, RULE_ANY_DEPTH, "a/b/c");
+	install(1);
+	assert_int_equal(mask & 0x4, 0x4);
+	assert_write("/x/a/b/c", 1, three);
+	assert_int_equal(resumed.quick, 0);
+	assert_write("/x/a/b/d", 0, w);
+	assert_int_equal(resumed.quick, 0);	/* sizes past 2 are not the quick way's: none answered */
+}
+
 static void test_filter_gates_lookups(void **state)
 {
 	__u32 d;
@@ -670,6 +765,7 @@ int main(void)
 		cmocka_unit_test_setup(test_write_nesting, clear_rules),
 		cmocka_unit_test_setup(test_root_rule, clear_rules),
 		cmocka_unit_test_setup(test_mandatory_any_depth, clear_rules),
+		cmocka_unit_test_setup(test_quick_name_edges, clear_rules),
 		cmocka_unit_test_setup(test_hits_of_earlier_components, clear_rules),
 		cmocka_unit_test_setup(test_guards, clear_rules),
 		cmocka_unit_test_setup(test_policies_are_separate, clear_rules),

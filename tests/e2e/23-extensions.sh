@@ -42,7 +42,7 @@ wait_for /run/sbx-bpf/events.sock 600 || fail daemon/start "$(cat "$W/d1.err")"
 for p in sbx_judge_path@fs_file_open resolve_in@fs_file_open resolve_in@fs_path_rename fs_match@fs_path_rename \
 	sbx_judge_path@fs_path_mkdir sbx_judge_path@fs_path_mknod fs_match@fs_path_mknod sbx_emit@fs_path_unlink sbx_emit@fs_file_open sbx_emit@task_file_fcntl sbx_emit@net_socket_connect \
 	sbx_current_chain@fs_path_chmod sbx_current_chain@net_socket_connect sbx_unjudged@task_kill \
-	sbx_judge_task@task_kill sbx_judge_task@task_setnice; do
+	sbx_judge_task@task_kill sbx_judge_task@task_setnice fs_name_clear@fs_path_mknod fs_name_clear@fs_path_unlink; do
 	[ -e "$PIN/ext/$p" ] && pass "pinned/$p" || fail "pinned/$p" "$(ls "$PIN/ext" 2>&1 | head -5)"
 done
 sbx-bpf attach "$CG" --fresh --policy "$W/p.json" 2>"$W/a.err"
