@@ -16,9 +16,9 @@ memo_cgroups dmemo
 lname() { printf "%0$(($1 - 1))d%s" 0 "$2" | tr 0 q; }
 LENS="7 8 9 15 16 17 30 31 32 33 38 39 40 41 100 255"
 LONG_DENY=$(for n in $LENS; do printf ', "%s"' "$W/ws/a/$(lname "$n" x)"; done)
-for d in ws/a ws/b ws/c ws/d ws/e ws/f ws/g ws/k ws/m1 ro/m1 ro/b ro/g; do mkdir -p "$W/$d"; done
+for d in ws/a ws/b ws/c ws/d ws/e ws/f ws/g ws/k ws/m1 ro/m1 ro/b ro/g ro/q; do mkdir -p "$W/$d"; done
 cat >"$W/p.json" <<EOF
-{ "filesystem": { "allowWrite": [ "$W/ws" ], "denyWrite": [ "$W/ws/a/locked", "$W/ws/shut"$LONG_DENY ] } }
+{ "filesystem": { "allowWrite": [ "$W/ws", "$W/ro/q/one" ], "denyWrite": [ "$W/ws/a/locked", "$W/ws/shut"$LONG_DENY ] } }
 EOF
 # p2: the same without $W/ws/d
 cat >"$W/p2.json" <<EOF
@@ -76,6 +76,15 @@ check mandatory/file-named-git "$(probe_in "$CG" open "$W/ws/a/.git" creat)" EAC
 memo_denied mandatory/git-event create "$W/ws/a/.git"
 check mandatory/still-kept "$(sbx-memo --dir "$W/ws/a" | cut -d' ' -f1)" "cgroup=$CGID"
 check mandatory/allowed-after "$(probe_in "$CG" open "$W/ws/a/f3" creat)" OK
+# A directory denied writing, with one file in it allowed: that file's create keeps a memo whose own
+# verdict denies. Another name there misses every rule (the quick way answers for it): the memo's
+# verdict must still refuse it, with its event.
+check denied-dir/create-allowed "$(probe_in "$CG" open "$W/ro/q/one" creat)" OK
+kept denied-dir/memo "$W/ro/q"
+check denied-dir/other-denied "$(probe_in "$CG" open "$W/ro/q/two" creat)" EACCES
+memo_denied denied-dir/event create "$W/ro/q/two"
+check denied-dir/unlink-allowed "$(probe_in "$CG" unlink "$W/ro/q/one")" OK
+check denied-dir/on-disk "$(ls "$W/ro/q" | wc -l)" 0
 
 # --- the path changes under it -----------------------------------------------------------------
 # The directory moved (outside the sandbox) to where writing is denied.
