@@ -128,7 +128,7 @@ static long fs_name_step(__u32 i, void *ctx)
 static __always_inline __u64 fs_name_any_depth(const struct fs_state *st, __u32 ncomp, __u32 k, __u64 c1, __u64 c2)
 {
 	__u64 s1 = SBX_HASH_INIT, s2 = SBX_HASH2_INIT;
-	__u32 bit, idx;
+	__u32 idx;
 
 #pragma unroll
 	for (__u32 j = k; j > 1; j--) {	/* oldest first, as fs_lookup_any_depth */
@@ -136,8 +136,7 @@ static __always_inline __u64 fs_name_any_depth(const struct fs_state *st, __u32 
 		s1 = sbx_seq_hash(s1, st->comp1[idx]);
 		s2 = sbx_seq_hash(s2, st->comp2[idx]);
 	}
-	bit = sbx_fs_filter_bit(st->policy_id, SBX_FS_KEY_ANY_DEPTH | k, sbx_seq_hash(s1, c1), sbx_seq_hash(s2, c2));
-	return fs_filter[(bit >> 6) & (SBX_FS_FILTER_WORDS - 1)] >> (bit & 63) & 1;
+	return fs_filter_has(st, SBX_FS_KEY_ANY_DEPTH | k, sbx_seq_hash(s1, c1), sbx_seq_hash(s2, c2));
 }
 
 /*
@@ -189,8 +188,8 @@ static __always_inline __u32 fs_name_clear_body(const struct fs_state *st, __u64
 /*
  * In the extension object, verified once and put in place of the
  * enforcement programs' stand-in (below), as fs_match is: written into
- * path_mknod and path_unlink, it cost each load without a daemon some
- * 10 M instructions on 6.12 (bench/RESULTS.md, stop 58).
+ * path_mknod and path_unlink, it cost each load without a daemon 10 to
+ * 15 M instructions on 6.12 (bench/RESULTS.md, stop 58).
  */
 SEC("freplace/fs_name_clear")
 int fs_name_clear(const struct fs_state *st, __u64 w0, __u64 w1, __u64 w2, __u64 w3)
