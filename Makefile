@@ -152,12 +152,12 @@ $(BUILD)/static/%.o: userspace/%.c $(SKELS) | $(BUILD)/static
 $(BUILD)/sbx-bpf: $(LIB_SRCS:userspace/%.c=$(BUILD)/static/%.o) $(CMD_SRCS:userspace/%.c=$(BUILD)/static/%.o) \
 		$(BUILD)/static/presets.o
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -static -o $@ $^ -lbpf -lelf -lz -lzstd -ljansson
+	$(Q)$(CC) -static -Wl,--build-id=sha1 -o $@ $^ -lbpf -lelf -lz -lzstd -ljansson	# the BTF cache's key (kbtf.h)
 
 # --- tests ------------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $< $(LIB_OBJS) $(UNIT_WRAP) \
+	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -Wl,--build-id=sha1 -Iuserspace -DSBX_SRCDIR='"$(CURDIR)"' -o $@ $< $(LIB_OBJS) $(UNIT_WRAP) \
 		-lcmocka $(STATIC_LIBS)
 
 # resolvers.c against a fake kernel: the loader calls it makes go to the test's __wrap_ functions.

@@ -4,7 +4,7 @@
  * per-program profile of bench/cost.sh (bpftool is not in the VM).
  *
  *   progstats            one line per program with a name:
- *                        id=12 name=fs_file_open run_cnt=5003 run_time_ns=123456 tag=0f1e2d3c4b5a6978
+ *                        id=12 name=fs_file_open run_cnt=5003 run_time_ns=123456 tag=0f1e2d3c4b5a6978 attach=51234
  *
  * The kernel counts run_cnt and run_time_ns only while
  * kernel.bpf_stats_enabled is 1 (or a BPF_ENABLE_STATS fd is held). Under
@@ -15,7 +15,8 @@
  *
  * The tag is the kernel's hash of the instructions as loaded (map
  * references left out): two loads of one program relocated alike have
- * one tag (tests/e2e/24-core-btf).
+ * one tag (tests/e2e/24-core-btf). attach is the kernel BTF ID it was
+ * loaded for (an LSM program's bpf_lsm_<hook>; 0 for none).
  *
  * Exit 0; 1 when the programs cannot be listed.
  */
@@ -45,7 +46,7 @@ static int show(__u32 id)
 		       (unsigned long long)info.run_cnt, (unsigned long long)info.run_time_ns);
 		for (size_t i = 0; i < sizeof(info.tag); i++)
 			printf("%02x", info.tag[i]);
-		printf("\n");
+		printf(" attach=%u\n", info.attach_btf_id);
 	}
 	return 0;
 }

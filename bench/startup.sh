@@ -190,7 +190,7 @@ phases() {
 	while [ $i -lt "$1" ]; do
 		# Into a file, read after: an awk reading a pipe would start (exec, ld.so) during
 		# the run, and its instructions would land in whichever phase it was scheduled in.
-		SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>"$B/trace" >/dev/null
+		env $PHASE_ENV SBX_TRACE_PHASES=1 sbx-bpf run --policy "$POLICY" -- "$CMD" 2>"$B/trace" >/dev/null
 		awk '$2 == "phase" { if (prev) print $3, ($4 - prev) / 1e6, $5 - pf, ($6 - pi) * 10; prev = $4; pf = $5; pi = $6 }' \
 			"$B/trace" >"$B/phases"
 		while read -r name v f idle; do
@@ -218,6 +218,12 @@ phases 9
 unload_all
 echo "## The same, own programs (one run)"
 phases 1
+# A load reads the kernel's BTF digest from its cache (userspace/kbtf.h),
+# which the runs above filled; a kernel's first load builds it from the
+# whole BTF and writes it. SBX_BTF_CACHE=off builds it without writing it.
+echo "## The same, own programs, the BTF digest built (a kernel's first load; SBX_BTF_CACHE=off; one run)"
+unload_all	# the last run's programs off their hooks: their detaching would land in this run's load
+PHASE_ENV=SBX_BTF_CACHE=off phases 1
 
 # SBX_BENCH_STARTUP_LIBBPF=1: inside the load, one more run with
 # SBX_TRACE_LIBBPF, which stamps each of libbpf's messages with the clock

@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 				roots[i].name, roots[i].kind);
 			return 1;
 		}
-		printf("\t{ \"%s\", %s },\n", roots[i].name, k);
+		printf("\t{ \"%s\", %s, 0 },\n", roots[i].name, k);
 	}
 	printf("};\n");
 	return 0;

@@ -42,6 +42,8 @@ struct cut {
 	const struct corebtf_root *roots;
 	size_t nr_roots;
 	bool *found;		/* per root: the kernel has a type of its name and kind */
+	size_t *funcs;		/* the indexes of the function roots, nr_funcs of them */
+	size_t nr_funcs;
 	unsigned char sigs[(1u << SIG_BITS) / 8];	/* sig() of each root's name */
 };
 
@@ -90,6 +92,7 @@ static void follow(struct cut *c, __u32 id)
 		for (__u16 i = 0; i < n; i++)
 			mark(c, btf_params(t)[i].type, how);
 		break;
+	case BTF_KIND_FUNC:	/* a function root: its prototype */
 	case BTF_KIND_TYPEDEF:
 	case BTF_KIND_VOLATILE:
 	case BTF_KIND_CONST:
@@ -97,7 +100,7 @@ static void follow(struct cut *c, __u32 id)
 	case BTF_KIND_TYPE_TAG:
 		mark(c, t->type, how);
 		break;
-	default:	/* INT, ENUM, ENUM64, FWD, FLOAT: nothing further (FUNC, VAR, DATASEC: never reached) */
+	default:	/* INT, ENUM, ENUM64, FWD, FLOAT: nothing further (VAR, DATASEC: never reached) */
 		break;
 	}
 }
@@ -158,6 +161,27 @@ static bool named_like(struct cut *c, const struct btf_type *t, struct hsearch_d
 	return true;
 }
 
+/*
+ * Whether kernel function @t is one of the function roots: kept, then,
+ * and each root it is found. Asked of every function the kernel has
+ * (some 60,000), so only of the function roots, first character first.
+ */
+static bool func_root(struct cut *c, const struct btf_type *t)
+{
+	const char *name = btf__name_by_offset(c->src, t->name_off);
+	bool hit = false;
+
+	for (size_t k = 0; k < c->nr_funcs; k++) {
+		const struct corebtf_root *r = &c->roots[c->funcs[k]];
+
+		if (name[0] != r->name[0] ||
+		    (r->flags & COREBTF_PREFIX ? strncmp(name, r->name, strlen(r->name)) : strcmp(name, r->name)))
+			continue;
+		c->found[c->funcs[k]] = hit = true;
+	}
+	return hit;
+}
+
 /* Every kernel type named like one of the roots, kept whole. */
 static int mark_roots(struct cut *c)
 {
@@ -170,6 +194,10 @@ static int mark_roots(struct cut *c)
 		unsigned s = len ? sig(c->roots[i].name, len) : 0;
 		ENTRY e, *r;
 
+		if (c->roots[i].kind == BTF_KIND_FUNC) {	/* by name alone, no flavours: not looked up */
+			c->funcs[c->nr_funcs++] = i;
+			continue;
+		}
 		keys[i] = strndup(c->roots[i].name, len);
 		e = (ENTRY){ .key = keys[i] };
 		if (!keys[i] || !hsearch_r(e, ENTER, &r, &h))
@@ -179,7 +207,9 @@ static int mark_roots(struct cut *c)
 	for (__u32 id = 1; !err && id < c->nr; id++) {
 		const struct btf_type *t = btf__type_by_id(c->src, id);
 
-		if (root_kind(t) && t->name_off && named_like(c, t, &h))
+		if (!t->name_off)
+			continue;
+		if (btf_is_func(t) ? c->nr_funcs && func_root(c, t) : root_kind(t) && named_like(c, t, &h))
 			mark(c, id, WHOLE);
 	}
 	if (keys)
@@ -188,7 +218,7 @@ static int mark_roots(struct cut *c)
 		free(keys[i]);
 	free(keys);
 	for (size_t i = 0; !err && i < c->nr_roots; i++)
-		if (!c->found[i])
+		if (!c->found[i] && !(c->roots[i].flags & COREBTF_OPTIONAL))
 			err = -ENOENT;
 	return err;
 }
@@ -214,6 +244,7 @@ static void renumber(const struct cut *c, struct btf_type *t)
 			btf_params(t)[i].type = c->id[btf_params(t)[i].type];
 		break;
 	case BTF_KIND_PTR:
+	case BTF_KIND_FUNC:
 	case BTF_KIND_TYPEDEF:
 	case BTF_KIND_VOLATILE:
 	case BTF_KIND_CONST:
@@ -247,7 +278,7 @@ static int copy_one(const struct cut *c, struct btf *dst, __u32 id)
 	return 0;
 }
 
-static int write_memfd(const struct btf *b)
+int corebtf__memfd(const struct btf *b)
 {
 	__u32 size;
 	const void *raw = btf__raw_data(b, &size);
@@ -266,44 +297,78 @@ static int write_memfd(const struct btf *b)
 	return fd;
 }
 
-static int cut_write(struct cut *c)
+/* The kept types, in the kernel's order, into a new BTF; @kernel_id gets each one's kernel ID. */
+static struct btf *cut_copy(struct cut *c, __u32 *kernel_id)
 {
 	struct btf *dst = btf__new_empty();
 	__u32 next = 1;
 	int err = dst ? 0 : -errno;
 
 	for (__u32 id = 1; id < c->nr; id++)
-		if (c->keep[id])
+		if (c->keep[id]) {
+			kernel_id[next] = id;
 			c->id[id] = next++;
+		}
 	for (__u32 id = 1; !err && id < c->nr; id++)
 		if (c->keep[id])
 			err = copy_one(c, dst, id);
-	err = err ? err : write_memfd(dst);
-	btf__free(dst);
-	return err;
+	if (err) {
+		btf__free(dst);
+		errno = -err;
+		return NULL;
+	}
+	return dst;
 }
 
-int corebtf__build(const struct btf *kernel, const struct corebtf_root *roots, size_t nr)
+struct btf *corebtf__cut(const struct btf *kernel, const struct corebtf_root *roots, size_t nr,
+			 __u32 **kernel_id)
 {
 	struct cut c = { .src = kernel, .nr = btf__type_cnt(kernel), .roots = roots, .nr_roots = nr };
+	struct btf *dst = NULL;
+	__u32 *ids = calloc(c.nr, sizeof(*ids));	/* the cut has at most as many */
 	int err = -ENOMEM;
 
 	c.keep = calloc(c.nr, 1);
 	c.id = calloc(c.nr, sizeof(*c.id));
 	c.todo = malloc(2 * (size_t)c.nr * sizeof(*c.todo));
 	c.found = calloc(nr ? nr : 1, sizeof(*c.found));
-	if (!c.keep || !c.id || !c.todo || !c.found)
+	c.funcs = calloc(nr ? nr : 1, sizeof(*c.funcs));
+	if (!ids || !c.keep || !c.id || !c.todo || !c.found || !c.funcs)
 		goto out;
 	err = mark_roots(&c);
 	while (!err && c.nr_todo)
 		follow(&c, c.todo[--c.nr_todo]);
-	err = err ? err : cut_write(&c);
+	if (!err) {
+		dst = cut_copy(&c, ids);
+		err = dst ? 0 : -errno;
+	}
 out:
+	free(c.funcs);
 	free(c.found);
 	free(c.keep);
 	free(c.id);
 	free(c.todo);
-	return err;
+	if (err) {
+		free(ids);
+		errno = -err;
+		return NULL;
+	}
+	*kernel_id = ids;
+	return dst;
+}
+
+int corebtf__build(const struct btf *kernel, const struct corebtf_root *roots, size_t nr)
+{
+	__u32 *ids;
+	struct btf *cut = corebtf__cut(kernel, roots, nr, &ids);
+	int fd;
+
+	if (!cut)
+		return -errno;
+	fd = corebtf__memfd(cut);
+	btf__free(cut);
+	free(ids);
+	return fd;
 }
 
 void corebtf__struct_ids(const struct btf *kernel, const char *const *names, unsigned *ids, size_t nr)

@@ -22,13 +22,25 @@
 #define SBX_COREBTF_H
 
 #include <stddef.h>
+#include <linux/types.h>
 
 struct btf;
 
-/* A type a relocation starts from: its name in our objects (flavour included) and BTF kind. */
+/*
+ * A type a relocation starts from: its name in our objects (flavour
+ * included) and BTF kind. The loader adds roots of its own for what it
+ * reads from the kernel's BTF besides relocations (kbtf.h): functions
+ * (BTF_KIND_FUNC, kept with their prototypes; COREBTF_PREFIX: every
+ * function whose name starts with @name) and structs it needs the IDs of.
+ * COREBTF_OPTIONAL: a kernel without it is no error.
+ */
+#define COREBTF_OPTIONAL	1u
+#define COREBTF_PREFIX		2u
+
 struct corebtf_root {
 	const char *name;
 	int kind;
+	unsigned flags;
 };
 
 /*
@@ -37,8 +49,20 @@ struct corebtf_root {
  * hold, written to a memfd: its fd (close-on-exec), or -errno. -ENOENT
  * when a root has no type of its name and kind in @kernel: libbpf would go
  * on to search the modules' BTF for it, and the cut has none of theirs.
+ * (The loader takes corebtf__cut's BTF and map instead: kbtf.h.)
  */
 int corebtf__build(const struct btf *kernel, const struct corebtf_root *roots, size_t nr);
+
+/*
+ * The same cut as a BTF object, and in *@kernel_id (malloc'd, one entry
+ * per type ID of the cut, [0] = 0) the kernel's ID of each of its types.
+ * NULL with errno set (ENOENT as above).
+ */
+struct btf *corebtf__cut(const struct btf *kernel, const struct corebtf_root *roots, size_t nr,
+			 __u32 **kernel_id);
+
+/* @b's raw BTF in a memfd, for libbpf to read by path: its fd (close-on-exec), or -errno. */
+int corebtf__memfd(const struct btf *b);
 
 /* The IDs in @kernel of the structs named @names, in one pass: each, or 0 where it has none. */
 void corebtf__struct_ids(const struct btf *kernel, const char *const *names, unsigned *ids, size_t nr);

@@ -25,6 +25,7 @@
 #include "corebtf.h"
 #include "extension.h"
 #include "hooks.h"
+#include "kbtf.h"
 #include "kfuncs.h"
 #include "loader.h"
 #include "sbx.objhash.h"
@@ -338,6 +339,15 @@ static void wrong_variant_on_request(struct bpf_object *obj)
  */
 static struct hook_index kernel_hooks;
 
+/*
+ * The running kernel's BTF while a load reads it (kbtf.h): its digest, or
+ * the whole of it where SBX_TEST_FULL_BTF=1 asks (tests/e2e/24-core-btf
+ * loads both ways and compares the programs). The hooks' index, the cast
+ * IDs and the cut all come from it; what goes to the kernel are the
+ * kernel's IDs (kbtf__kernel_id).
+ */
+static struct kbtf kernel_btf = { .fd = -1 };
+
 /* The index of the running kernel's hooks, @kernel being its BTF. NULL with errno set. */
 static const struct hook_index *kernel_index(const struct btf *kernel)
 {
@@ -347,7 +357,7 @@ static const struct hook_index *kernel_index(const struct btf *kernel)
 		errno = -err;
 		return NULL;
 	}
-	kfuncs__set_rdonly_cast((__u32)kernel_hooks.rdonly_cast);
+	kfuncs__set_rdonly_cast(kbtf__kernel_id(&kernel_btf, (__u32)kernel_hooks.rdonly_cast));
 	return &kernel_hooks;
 }
 
@@ -371,47 +381,70 @@ static bool plain_loads_wanted(const struct btf *kernel)
  * The kernel's BTF cut to what the objects' CO-RE relocations can match
  * (corebtf.h), as a path for libbpf to search instead of the whole BTF
  * (btf_custom_path): the same relocations, 29 searches of some 700
- * types instead of 100,643 on 6.1. Built at the first open of a load, read
- * back as libbpf will read it, and closed when the load is done
- * (core_btf_release): libbpf reads it only while it loads an object. None,
- * and libbpf searches the whole BTF, when it could not be built or read, or
- * when SBX_TEST_FULL_BTF=1 asks for the whole (tests/e2e/24-core-btf loads
- * both ways and compares the programs).
+ * types instead of 100,643 on 6.1. The digest is that cut (kbtf.h), in a
+ * memfd the load keeps open until it is done (kernel_btf_close): libbpf
+ * reads it only while it loads an object. None, and libbpf searches the
+ * whole BTF, with the whole BTF (SBX_TEST_FULL_BTF=1) or where the memfd
+ * cannot be read back by its path (no /proc).
  */
-static char core_btf_path[32];	/* "/proc/self/fd/N" of core_btf_fd, when it is open */
-static int core_btf_fd = -1;
+static char core_btf_path[32];	/* "/proc/self/fd/N" of the digest's memfd, when libbpf can read it */
 static bool core_btf_tried;
 
-static void core_btf_build(const struct btf *kernel)
+static void core_btf_build(void)
 {
-	const char *full = getenv("SBX_TEST_FULL_BTF");
-	struct btf *check = NULL;
-	int fd;
+	struct btf *check;
 
-	if (core_btf_tried || (full && !strcmp(full, "1")))
+	if (core_btf_tried || kernel_btf.fd < 0)
 		return;
 	core_btf_tried = true;
-	fd = corebtf__build(kernel, core_roots, ARRAY_SIZE(core_roots));
-	if (fd >= 0) {
-		snprintf(core_btf_path, sizeof(core_btf_path), "/proc/self/fd/%d", fd);
-		check = btf__parse(core_btf_path, NULL);	/* no /proc: libbpf could not read it either */
-	}
+	snprintf(core_btf_path, sizeof(core_btf_path), "/proc/self/fd/%d", kernel_btf.fd);
+	check = btf__parse(core_btf_path, NULL);	/* no /proc: libbpf could not read it either */
 	if (!check) {
-		trace_note("core-btf: the whole BTF (no cut: %s)", strerror(fd < 0 ? -fd : errno));
-		if (fd >= 0)
-			close(fd);
+		trace_note("core-btf: the whole BTF (the cut cannot be read at %s: %s)", core_btf_path,
+			   strerror(errno));
+		core_btf_path[0] = '\0';
 		return;
 	}
 	trace_note("core-btf: a cut of %u types", btf__type_cnt(check) - 1);
 	btf__free(check);
-	core_btf_fd = fd;
 }
 
-static void core_btf_release(void)
+/* Each struct cast to (kernel_ids_find): its name, and its field of struct sbx_kernel_ids. */
+#define KERNEL_IDS(X) X(dentry) X(file) X(mount) X(path) X(task_struct) X(vfsmount) X(seqcount) \
+	X(iattr) X(socket) X(msghdr)
+
+/* What the loader reads of the kernel's BTF, besides the relocations' roots. */
+static const struct corebtf_root own_roots[] = {
+	{ "bpf_lsm_", BTF_KIND_FUNC, COREBTF_PREFIX | COREBTF_OPTIONAL },	/* each hook (hooks__index) */
+	{ "bpf_rdonly_cast", BTF_KIND_FUNC, COREBTF_OPTIONAL },		/* 6.2 and later */
+#define OWN_ROOT(s) { #s, BTF_KIND_STRUCT, COREBTF_OPTIONAL },
+	KERNEL_IDS(OWN_ROOT)	/* kernel_ids_find */
+#undef OWN_ROOT
+};
+
+/* The running kernel's BTF for a load, as kernel_btf: 0, or -errno. */
+static int kernel_btf_open(void)
 {
-	if (core_btf_fd >= 0)
-		close(core_btf_fd);
-	core_btf_fd = -1;
+	static struct corebtf_root roots[ARRAY_SIZE(core_roots) + ARRAY_SIZE(own_roots)];
+	const char *full = getenv("SBX_TEST_FULL_BTF");
+	int err;
+
+	if (!roots[0].name) {
+		memcpy(roots, core_roots, sizeof(core_roots));
+		memcpy(roots + ARRAY_SIZE(core_roots), own_roots, sizeof(own_roots));
+	}
+	err = kbtf__open(&kernel_btf, roots, ARRAY_SIZE(roots), full && !strcmp(full, "1") ? KBTF_WHOLE : 0);
+	if (!err)
+		trace_note("kernel-btf: %s", kernel_btf.how);
+	return err;
+}
+
+/* The load is done: its BTF, the index of it and the cut's path go. */
+static void kernel_btf_close(void)
+{
+	hooks__index_free(&kernel_hooks);
+	kbtf__close(&kernel_btf);
+	core_btf_path[0] = '\0';
 	core_btf_tried = false;
 }
 
@@ -423,7 +456,7 @@ static void core_btf_release(void)
  */
 static const char *core_btf(void)
 {
-	return core_btf_fd >= 0 ? core_btf_path : NULL;
+	return core_btf_path[0] ? core_btf_path : NULL;
 }
 
 /* The enforcement object opened with the cut, when there is one. NULL with errno set. */
@@ -442,10 +475,6 @@ static struct sbx_bpf *sbx_open(void)
  */
 static struct sbx_kernel_ids kernel_ids;
 
-/* Each struct cast to: its name, and its field of struct sbx_kernel_ids. */
-#define KERNEL_IDS(X) X(dentry) X(file) X(mount) X(path) X(task_struct) X(vfsmount) X(seqcount) \
-	X(iattr) X(socket) X(msghdr)
-
 static void kernel_ids_find(const struct btf *kernel, bool plain)
 {
 #define NAME(s) #s,
@@ -459,6 +488,8 @@ static void kernel_ids_find(const struct btf *kernel, bool plain)
 	if (!plain || kernel_ids.dentry)
 		return;
 	corebtf__struct_ids(kernel, names, ids, ARRAY_SIZE(names));
+	for (size_t k = 0; k < ARRAY_SIZE(ids); k++)
+		ids[k] = kbtf__kernel_id(&kernel_btf, ids[k]);	/* the digest's IDs are its own */
 	KERNEL_IDS(SET)
 	trace_note("kernel-ids" KERNEL_IDS(SHOW) KERNEL_IDS(ARG));
 #undef NAME
@@ -521,7 +552,11 @@ static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts
 	int id, err;
 
 	(void)cookie;
-	/* open_skel indexed the kernel before registering this handler. */
+	/*
+	 * open_skel indexed the kernel before registering this handler. A load
+	 * outside load_skel (none today) would find the index empty: -ESRCH, no
+	 * program, rather than an ID of no kernel's.
+	 */
 	id = hook ? hooks__index_func(&kernel_hooks, hook) : -ENOENT;
 	if (id < 0) {
 		/* This program's gap, as for a refusal: the load goes on without it (load_skel). */
@@ -533,7 +568,7 @@ static int lsm_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts
 		return -ESRCH;	/* what libbpf says of an attach target it cannot find */
 	}
 	opts->attach_btf_obj_fd = 0;	/* vmlinux */
-	opts->attach_btf_id = (__u32)id;
+	opts->attach_btf_id = kbtf__kernel_id(&kernel_btf, (__u32)id);
 	opts->expected_attach_type = BPF_LSM_MAC;
 	/* Registered as another type (handlers_register): an LSM program from here on. */
 	err = bpf_program__set_type(prog, BPF_PROG_TYPE_LSM);
@@ -597,7 +632,7 @@ static struct sbx_bpf *open_skel(const struct btf *kernel, struct hook_gaps *gap
 		errno = -err;
 		return NULL;
 	}
-	core_btf_build(kernel);
+	core_btf_build();
 	kernel_ids_find(kernel, plain);
 	trace_phase("core-btf");
 	move_counts_find();
@@ -830,14 +865,15 @@ static int shared_load(struct sbx_bpf *skel, struct loaded *out, struct hook_gap
 static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_picks *picks, unsigned flags,
 		     loader_gate_fn gate, void *arg)
 {
-	struct btf *kernel = btf__load_vmlinux_btf();
 	struct load_capture c;
 	struct sbx_bpf *skel = NULL;
+	struct btf *kernel;
 	bool plain;
-	int err = 0;
+	int err = kernel_btf_open();
 
-	if (!kernel)
-		return -errno;
+	if (err)
+		return err;
+	kernel = kernel_btf.btf;
 	trace_phase("kernel-btf");
 	plain = plain_loads_wanted(kernel);
 	for (int attempt = 0; attempt <= HOOK_GAPS_MAX; attempt++) {
@@ -871,8 +907,7 @@ static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_pic
 		sbx_bpf__destroy(skel);
 		skel = NULL;
 	}
-	btf__free(kernel);
-	core_btf_release();
+	kernel_btf_close();
 	if (err) {
 		sbx_bpf__destroy(skel);
 		return err;
@@ -883,20 +918,25 @@ static int load_skel(struct loaded *out, struct hook_gaps *gaps, struct hook_pic
 
 int loader__pick(const char *btf_path, struct hook_picks *picks, struct hook_gaps *gaps)
 {
-	struct btf *kernel = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	struct btf *kernel = btf_path ? btf__parse(btf_path, NULL) : NULL;
 	struct hook_index ix;
 	struct sbx_bpf *skel;
-	int err;
+	int err = btf_path ? (kernel ? 0 : -errno) : kernel_btf_open();
 
-	if (!kernel)
-		return -errno;
+	if (err)
+		return err;
+	if (!btf_path)
+		kernel = kernel_btf.btf;	/* the running kernel's: its digest will do */
 	err = hooks__index(kernel, &ix);	/* of @btf_path's kernel, maybe not this one */
 	skel = err ? NULL : sbx_bpf__open();
 	if (!err)
 		err = skel ? hooks__select(skel->obj, kernel, &ix, picks, gaps) : -errno;
 	sbx_bpf__destroy(skel);
 	hooks__index_free(&ix);
-	btf__free(kernel);
+	if (btf_path)
+		btf__free(kernel);
+	else
+		kernel_btf_close();
 	return err;
 }
 
@@ -1489,7 +1529,8 @@ static size_t nr_progs(struct bpf_object *obj)
  */
 int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 {
-	struct btf *kernel = btf__load_vmlinux_btf();
+	int kerr = kernel_btf_open();
+	struct btf *kernel = kerr ? NULL : kernel_btf.btf;
 	struct hook_gaps gaps = { .nr = 0 };
 	struct sbx_bpf *skel = kernel ? open_skel(kernel, &gaps, NULL, plain_loads_wanted(kernel), 0) : NULL;
 	struct shared_bpf *x = skel ? shared_open(skel) : NULL;
@@ -1500,8 +1541,7 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 
 	*out = NULL;
 	*nr = 0;
-	err = x ? 0 : -errno;	/* before the free, which may set errno */
-	btf__free(kernel);
+	err = kerr ? kerr : x ? 0 : -errno;
 	if (err)
 		goto out;
 	n = nr_progs(skel->obj) + nr_progs(x->obj);
@@ -1527,7 +1567,7 @@ int loader__verifier_stats(struct loader_prog_stats **out, size_t *nr)
 	*nr = n;
 	st = NULL;
 out:
-	core_btf_release();
+	kernel_btf_close();
 	free(logs);
 	free(st);
 	shared_bpf__destroy(x);

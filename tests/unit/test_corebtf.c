@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/btf.h>
@@ -112,8 +113,8 @@ static const struct btf_type *ptr_target(const struct btf *b, __u32 ptr_id)
 static void kept_whole_and_shells(void **state)
 {
 	static const struct corebtf_root roots[] = {
-		{ "task___local", BTF_KIND_STRUCT }, { "holder", BTF_KIND_STRUCT },
-		{ "u32_t", BTF_KIND_TYPEDEF }, { "state", BTF_KIND_ENUM },
+		{ "task___local", BTF_KIND_STRUCT, 0 }, { "holder", BTF_KIND_STRUCT, 0 },
+		{ "u32_t", BTF_KIND_TYPEDEF, 0 }, { "state", BTF_KIND_ENUM, 0 },
 	};
 	struct kern k;
 	struct btf *cut;
@@ -182,8 +183,8 @@ static void kept_whole_and_shells(void **state)
 /* A root the kernel has no type of: libbpf would search the modules' BTF, so no cut. */
 static void root_not_in_kernel(void **state)
 {
-	static const struct corebtf_root absent[] = { { "task", BTF_KIND_STRUCT }, { "absent", BTF_KIND_STRUCT } };
-	static const struct corebtf_root kind[] = { { "state", BTF_KIND_STRUCT } };
+	static const struct corebtf_root absent[] = { { "task", BTF_KIND_STRUCT, 0 }, { "absent", BTF_KIND_STRUCT, 0 } };
+	static const struct corebtf_root kind[] = { { "state", BTF_KIND_STRUCT, 0 } };
 	struct kern k;
 
 	(void)state;
@@ -208,12 +209,79 @@ static void struct_ids(void **state)
 	btf__free(k.btf);
 }
 
+/*
+ * Function roots (the loader's: each hook's bpf_lsm_ function): a prefix
+ * keeps every function it starts, with its prototype and what that
+ * points to as shells; an optional root may be absent, another may not.
+ * corebtf__cut's map gives each kept type's kernel ID, in the kernel's order.
+ */
+static void function_roots(void **state)
+{
+	static const struct corebtf_root roots[] = {
+		{ "task", BTF_KIND_STRUCT, 0 },
+		{ "hook_", BTF_KIND_FUNC, COREBTF_PREFIX },
+		{ "absent_fn", BTF_KIND_FUNC, COREBTF_OPTIONAL },	/* exact: not absent_fn_longer */
+		{ "absent", BTF_KIND_STRUCT, COREBTF_OPTIONAL },
+	};
+	static const struct corebtf_root needed[] = { { "absent_fn", BTF_KIND_FUNC, 0 } };
+	struct kern k;
+	struct btf *cut;
+	const struct btf_type *f, *proto;
+	__u32 *kid;
+	int i32, ptr_other, p1, p2, fa, fb, fo;
+
+	(void)state;
+	kern_build(&k);
+	i32 = btf__find_by_name_kind(k.btf, "int", BTF_KIND_INT);
+	ptr_other = btf__add_ptr(k.btf, btf__find_by_name_kind(k.btf, "other", BTF_KIND_STRUCT));
+	p1 = btf__add_func_proto(k.btf, i32);
+	btf__add_func_param(k.btf, "o", ptr_other);
+	p2 = btf__add_func_proto(k.btf, i32);
+	btf__add_func_param(k.btf, "x", i32);
+	fa = btf__add_func(k.btf, "hook_a", BTF_FUNC_GLOBAL, p1);
+	fo = btf__add_func(k.btf, "not_a_hook", BTF_FUNC_GLOBAL, p2);
+	fb = btf__add_func(k.btf, "hook_b", BTF_FUNC_GLOBAL, p2);
+	assert_true(fa > 0 && fo > 0 && fb > 0);
+	assert_true(btf__add_func(k.btf, "absent_fn_longer", BTF_FUNC_GLOBAL, p2) > 0);
+
+	cut = corebtf__cut(k.btf, roots, 4, &kid);
+	assert_non_null(cut);
+	f = named(cut, "hook_a", BTF_KIND_FUNC);
+	assert_non_null(f);
+	proto = btf__type_by_id(cut, f->type);
+	assert_true(btf_is_func_proto(proto));
+	assert_int_equal(btf_vlen(proto), 1);
+	f = ptr_target(cut, btf_params(proto)[0].type);
+	assert_string_equal(btf__name_by_offset(cut, f->name_off), "other");
+	assert_int_equal(btf_vlen(f), 0);	/* behind a pointer: a shell */
+	assert_non_null(named(cut, "hook_b", BTF_KIND_FUNC));
+	assert_null(named(cut, "not_a_hook", BTF_KIND_FUNC));
+	assert_null(named(cut, "absent_fn_longer", BTF_KIND_FUNC));	/* an exact root is no prefix */
+	assert_int_equal(kid[0], 0);
+	for (__u32 id = 1; id < btf__type_cnt(cut); id++) {
+		const struct btf_type *c = btf__type_by_id(cut, id), *t = btf__type_by_id(k.btf, kid[id]);
+
+		assert_true(kid[id] > kid[id - 1]);
+		assert_int_equal(btf_kind(c), btf_kind(t));
+		assert_string_equal(name_of(cut, id), name_of(k.btf, kid[id]));
+	}
+	assert_int_equal(kid[btf__find_by_name_kind(cut, "hook_b", BTF_KIND_FUNC)], fb);
+	free(kid);
+	btf__free(cut);
+
+	errno = 0;
+	assert_null(corebtf__cut(k.btf, needed, 1, &kid));
+	assert_int_equal(errno, ENOENT);
+	btf__free(k.btf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kept_whole_and_shells),
 		cmocka_unit_test(root_not_in_kernel),
 		cmocka_unit_test(struct_ids),
+		cmocka_unit_test(function_roots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
