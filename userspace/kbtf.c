@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/btf.h>
 
@@ -286,32 +288,47 @@ static int cache_read(const char *path, const struct kbtf_key *key, struct kbtf 
 }
 
 /*
- * Head @h and @body into @path, whole or not at all: written to a name of
- * this process's own beside it, then renamed over it. Its directory is
- * made if missing (one level: /run/sbx-bpf) and must pass dir_open's check,
- * as for a read. 0 or -errno.
+ * The cache's directory for a write: dir_open's, made first if it is
+ * missing (one level: /run/sbx-bpf). Its fd, or -errno with @why.
  */
-static int body_write(const char *path, const struct kbtf_head *h, const void *body)
+static int dir_for_write(const char *path, const char **base, const char **why)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int dfd = dir_open(path, base, why);
+
+	if (dfd != -ENOENT || !slash || slash == path)
+		return dfd;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);	/* dir_open checked its length */
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		*why = "its directory cannot be made";
+		return -errno;
+	}
+	return dir_open(path, base, why);
+}
+
+/*
+ * Head @h and @body into @path, whole or not at all: written to a name of
+ * its own beside it (pid and random, never another writer's), then
+ * renamed over it. The directory must pass dir_open's check, as for a
+ * read. 0, or -errno with @why.
+ */
+static int body_write(const char *path, const struct kbtf_head *h, const void *body, const char **why)
 {
 	char tmp[NAME_MAX + 1];
-	const char *base, *why;
-	int dfd, fd, err;
+	const char *base;
+	unsigned long long nonce = 0;
+	int dfd = dir_for_write(path, &base, why), fd, err;
 
-	if (strrchr(path, '/') > path) {
-		char dir[PATH_MAX];
-
-		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			return -errno;
-	}
-	dfd = dir_open(path, &base, &why);
 	if (dfd < 0)
 		return dfd;
-	if (snprintf(tmp, sizeof(tmp), "%s.%d", base, (int)getpid()) >= (int)sizeof(tmp)) {
+	*why = "it cannot be written";
+	if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce))
+		nonce = clock_ns(CLOCK_MONOTONIC);
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.%llx", base, (int)getpid(), nonce) >= (int)sizeof(tmp)) {
 		close(dfd);
 		return -ENAMETOOLONG;
 	}
-	unlinkat(dfd, tmp, 0);	/* left by a process of this pid that was killed mid-write */
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = -errno;
@@ -331,13 +348,14 @@ static int body_write(const char *path, const struct kbtf_head *h, const void *b
 }
 
 /* @k's digest into cache file @path, under @key: whole or not at all (a rename). 0 or -errno. */
-static int cache_write(const char *path, const struct kbtf_key *key, const struct kbtf *k)
+static int cache_write(const char *path, const struct kbtf_key *key, const struct kbtf *k, const char **why)
 {
 	struct kbtf_head h = { .magic = KBTF_MAGIC, .version = KBTF_VERSION, .nr = k->nr, .key = *key };
 	const void *raw = btf__raw_data(k->btf, &h.btf_size);
 	void *body;
 	int err;
 
+	*why = "no memory";
 	if (!raw)
 		return -ENOMEM;
 	body = malloc(4 * (size_t)k->nr + h.btf_size);	/* summed, then written in one go */
@@ -346,7 +364,7 @@ static int cache_write(const char *path, const struct kbtf_key *key, const struc
 	memcpy(body, k->kernel_id, 4 * (size_t)k->nr);
 	memcpy((char *)body + 4 * (size_t)k->nr, raw, h.btf_size);
 	h.sum = sum_of(body, 4 * (size_t)k->nr + h.btf_size);
-	err = body_write(path, &h, body);
+	err = body_write(path, &h, body, why);
 	free(body);
 	return err;
 }
@@ -401,9 +419,14 @@ static int digest_open(struct kbtf *k, const struct corebtf_root *roots, size_t 
 		snprintf(k->how, sizeof(k->how), "digest of %u types built, not cached: %s", k->nr, why);
 		return 0;
 	}
-	err = cache_write(path, &key, k);
-	snprintf(k->how, sizeof(k->how), "digest of %u types built (%s: %s), %s%s", k->nr, path, why,
-		 err ? "not written: " : "written", err ? strerror(-err) : "");
+	{
+		const char *unread = why, *unwritten = "";
+
+		err = cache_write(path, &key, k, &unwritten);
+		snprintf(k->how, sizeof(k->how), "digest of %u types built (%s: %s), %s%s%s%s", k->nr, path,
+			 unread, err ? "not written: " : "written", err ? unwritten : "", err ? ", " : "",
+			 err ? strerror(-err) : "");
+	}
 	return 0;
 }
 
