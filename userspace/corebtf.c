@@ -357,20 +357,6 @@ out:
 	return dst;
 }
 
-int corebtf__build(const struct btf *kernel, const struct corebtf_root *roots, size_t nr)
-{
-	__u32 *ids;
-	struct btf *cut = corebtf__cut(kernel, roots, nr, &ids);
-	int fd;
-
-	if (!cut)
-		return -errno;
-	fd = corebtf__memfd(cut);
-	btf__free(cut);
-	free(ids);
-	return fd;
-}
-
 void corebtf__struct_ids(const struct btf *kernel, const char *const *names, unsigned *ids, size_t nr)
 {
 	__u32 n = btf__type_cnt(kernel), left = nr;

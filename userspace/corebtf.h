@@ -7,7 +7,7 @@
  * object, 4.2 M instructions each on 6.1 (100,643 types), 29 of them in a
  * run's load. Given the types our relocations start from (their roots,
  * read from the objects' .BTF.ext at build time: scripts/core-roots.c),
- * corebtf__build keeps every kernel type named like a root with all it
+ * corebtf__cut keeps every kernel type named like a root with all it
  * holds by value, and what a kept pointer points to as a named shell (same
  * name, kind and size, no members). libbpf, given that (its
  * btf_custom_path), finds the same candidates in the same order with the
@@ -43,20 +43,15 @@ struct corebtf_root {
 	unsigned flags;
 };
 
+
 /*
  * A BTF of @kernel's types named like one of @roots (their ___flavour
  * suffixes ignored on both sides, as libbpf ignores them), with what they
- * hold, written to a memfd: its fd (close-on-exec), or -errno. -ENOENT
- * when a root has no type of its name and kind in @kernel: libbpf would go
- * on to search the modules' BTF for it, and the cut has none of theirs.
- * (The loader takes corebtf__cut's BTF and map instead: kbtf.h.)
- */
-int corebtf__build(const struct btf *kernel, const struct corebtf_root *roots, size_t nr);
-
-/*
- * The same cut as a BTF object, and in *@kernel_id (malloc'd, one entry
- * per type ID of the cut, [0] = 0) the kernel's ID of each of its types.
- * NULL with errno set (ENOENT as above).
+ * hold, and in *@kernel_id (malloc'd, one entry per type ID of the cut,
+ * [0] = 0) the kernel's ID of each of its types. NULL with errno set:
+ * ENOENT when a root not COREBTF_OPTIONAL has no type of its name and
+ * kind in @kernel: libbpf would go on to search the modules' BTF for it,
+ * and the cut has none of theirs.
  */
 struct btf *corebtf__cut(const struct btf *kernel, const struct corebtf_root *roots, size_t nr,
 			 __u32 **kernel_id);

@@ -369,6 +369,15 @@ static int cache_write(const char *path, const struct kbtf_key *key, const struc
 	return err;
 }
 
+/* @whole, the kernel's whole BTF, as @k: its own IDs, no memfd (libbpf searches the whole too). */
+static void whole_take(struct kbtf *k, struct btf *whole, const char *why)
+{
+	k->btf = whole;
+	k->nr = btf__type_cnt(whole);
+	snprintf(k->how, sizeof(k->how), "the whole BTF, %u types%s%s%s", k->nr, why ? " (no digest: " : "",
+		 why ? why : "", why ? ")" : "");
+}
+
 /*
  * The digest of @roots, cut from the whole BTF: 0, or -errno. 1 where it
  * cannot be cut: then @k is the whole BTF, as before there was a digest,
@@ -384,12 +393,7 @@ static int digest_build(struct kbtf *k, const struct corebtf_root *roots, size_t
 		return -errno;
 	k->btf = corebtf__cut(whole, roots, nr, &k->kernel_id);
 	if (!k->btf) {
-		int err = errno;
-
-		k->btf = whole;
-		k->nr = btf__type_cnt(whole);
-		snprintf(k->how, sizeof(k->how), "the whole BTF, %u types (no digest: %s)", k->nr,
-			 err == ENOENT ? "a root of ours is not in it" : strerror(err));
+		whole_take(k, whole, errno == ENOENT ? "a root of ours is not in it" : strerror(errno));
 		return 1;
 	}
 	btf__free(whole);
@@ -437,11 +441,11 @@ int kbtf__open(struct kbtf *k, const struct corebtf_root *roots, size_t nr, unsi
 	memset(k, 0, sizeof(*k));
 	k->fd = -1;
 	if (flags & KBTF_WHOLE) {
-		k->btf = btf__load_vmlinux_btf();
-		if (!k->btf)
+		struct btf *whole = btf__load_vmlinux_btf();
+
+		if (!whole)
 			return -errno;
-		k->nr = btf__type_cnt(k->btf);
-		snprintf(k->how, sizeof(k->how), "the whole BTF, %u types", k->nr);
+		whole_take(k, whole, NULL);
 		return 0;
 	}
 	err = digest_open(k, roots, nr);

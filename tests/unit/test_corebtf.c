@@ -79,9 +79,14 @@ static void kern_build(struct kern *k)
 static struct btf *cut_of(const struct kern *k, const struct corebtf_root *roots, size_t nr)
 {
 	char path[32];
-	struct btf *cut;
-	int fd = corebtf__build(k->btf, roots, nr);
+	__u32 *kid;
+	struct btf *built = corebtf__cut(k->btf, roots, nr, &kid), *cut;
+	int fd;
 
+	assert_non_null(built);
+	fd = corebtf__memfd(built);
+	btf__free(built);
+	free(kid);
 	assert_true(fd >= 0);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	cut = btf__parse(path, NULL);
@@ -186,11 +191,16 @@ static void root_not_in_kernel(void **state)
 	static const struct corebtf_root absent[] = { { "task", BTF_KIND_STRUCT, 0 }, { "absent", BTF_KIND_STRUCT, 0 } };
 	static const struct corebtf_root kind[] = { { "state", BTF_KIND_STRUCT, 0 } };
 	struct kern k;
+	__u32 *kid;
 
 	(void)state;
 	kern_build(&k);
-	assert_int_equal(corebtf__build(k.btf, absent, 2), -ENOENT);
-	assert_int_equal(corebtf__build(k.btf, kind, 1), -ENOENT);	/* its name, another kind */
+	errno = 0;
+	assert_null(corebtf__cut(k.btf, absent, 2, &kid));
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_null(corebtf__cut(k.btf, kind, 1, &kid));	/* its name, another kind */
+	assert_int_equal(errno, ENOENT);
 	btf__free(k.btf);
 }
 
