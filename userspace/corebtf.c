@@ -39,19 +39,48 @@ struct cut {
 	__u32 *id;		/* the kept type's ID in the cut, per kernel type ID */
 	__u32 *todo;		/* kernel type IDs whose references are still to follow */
 	__u32 nr_todo;
+	__u32 *kept;		/* kernel type IDs kept, in the order first marked */
+	__u32 nr_kept;
 	const struct corebtf_root *roots;
 	size_t nr_roots;
 	bool *found;		/* per root: the kernel has a type of its name and kind */
 	size_t *funcs;		/* the indexes of the function roots, nr_funcs of them */
 	size_t nr_funcs;
 	unsigned char sigs[(1u << SIG_BITS) / 8];	/* sig() of each root's name */
+	unsigned char func_first[256 / 8];		/* each function root's first character */
+	const char *strs;	/* the kernel's string section, where its BTF is not split */
+	__u32 strs_len;
 };
+
+/* The name at @off: from the string section itself, where it is at hand (60,000 names and more a cut). */
+static const char *name_at(const struct cut *c, __u32 off)
+{
+	const char *name = off < c->strs_len ? c->strs + off : btf__name_by_offset(c->src, off);
+
+	return name ? name : "";	/* an offset out of bounds: no name of ours */
+}
+
+/* The string section of @c's kernel BTF, unless the BTF is split (its names then start in another's). */
+static void strs_find(struct cut *c)
+{
+	__u32 size;
+	const struct btf_header *h = btf__base_btf(c->src) ? NULL : btf__raw_data(c->src, &size);
+
+	if (h && size >= sizeof(*h) && h->magic == BTF_MAGIC && (__u64)h->hdr_len + h->str_off + h->str_len <= size) {
+		c->strs = (const char *)h + h->hdr_len + h->str_off;
+		c->strs_len = h->str_len;
+	}
+}
 
 /* The length of @name without a ___flavour suffix (X___Y, neither an underscore), as libbpf counts it. */
 static size_t essential_len(const char *name)
 {
-	size_t n = strlen(name);
+	const char *flavour = strstr(name, "___");
+	size_t n;
 
+	if (!flavour)
+		return strlen(name);	/* most names: none */
+	n = strlen(flavour) + (size_t)(flavour - name);
 	for (size_t i = n >= 5 ? n - 5 + 1 : 0; i-- > 0;)
 		if (name[i + 1] == '_' && name[i + 2] == '_' && name[i + 3] == '_' && name[i] != '_' &&
 		    name[i + 4] != '_')
@@ -63,6 +92,8 @@ static void mark(struct cut *c, __u32 id, enum keep how)
 {
 	if (!id || id >= c->nr || c->keep[id] >= how)
 		return;
+	if (c->keep[id] == DROP)
+		c->kept[c->nr_kept++] = id;
 	c->keep[id] = how;
 	c->todo[c->nr_todo++] = id;	/* each ID at most twice (SHELL, WHOLE): todo has room */
 }
@@ -138,7 +169,7 @@ static bool kinds_match(int root, int k)
  */
 static bool named_like(struct cut *c, const struct btf_type *t, struct hsearch_data *h)
 {
-	const char *name = btf__name_by_offset(c->src, t->name_off);
+	const char *name = name_at(c, t->name_off);
 	size_t len = essential_len(name);
 	char buf[256];
 	ENTRY e = { .key = (char *)name }, *r;
@@ -168,9 +199,12 @@ static bool named_like(struct cut *c, const struct btf_type *t, struct hsearch_d
  */
 static bool func_root(struct cut *c, const struct btf_type *t)
 {
-	const char *name = btf__name_by_offset(c->src, t->name_off);
+	const char *name = name_at(c, t->name_off);
+	unsigned char first = (unsigned char)name[0];
 	bool hit = false;
 
+	if (!(c->func_first[first / 8] & 1u << first % 8))
+		return false;
 	for (size_t k = 0; k < c->nr_funcs; k++) {
 		const struct corebtf_root *r = &c->roots[c->funcs[k]];
 
@@ -195,6 +229,9 @@ static int mark_roots(struct cut *c)
 		ENTRY e, *r;
 
 		if (c->roots[i].kind == BTF_KIND_FUNC) {	/* by name alone, no flavours: not looked up */
+			unsigned char first = (unsigned char)c->roots[i].name[0];
+
+			c->func_first[first / 8] |= 1u << first % 8;
 			c->funcs[c->nr_funcs++] = i;
 			continue;
 		}
@@ -297,21 +334,30 @@ int corebtf__memfd(const struct btf *b)
 	return fd;
 }
 
-/* The kept types, in the kernel's order, into a new BTF; @kernel_id gets each one's kernel ID. */
+static int id_order(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The kept types, in the kernel's order, into a new BTF; @kernel_id gets
+ * each one's kernel ID. The kept ones sorted, not every kernel ID asked:
+ * some 1,300 of 130,000.
+ */
 static struct btf *cut_copy(struct cut *c, __u32 *kernel_id)
 {
 	struct btf *dst = btf__new_empty();
-	__u32 next = 1;
 	int err = dst ? 0 : -errno;
 
-	for (__u32 id = 1; id < c->nr; id++)
-		if (c->keep[id]) {
-			kernel_id[next] = id;
-			c->id[id] = next++;
-		}
-	for (__u32 id = 1; !err && id < c->nr; id++)
-		if (c->keep[id])
-			err = copy_one(c, dst, id);
+	qsort(c->kept, c->nr_kept, sizeof(*c->kept), id_order);
+	for (__u32 i = 0; i < c->nr_kept; i++) {
+		kernel_id[i + 1] = c->kept[i];
+		c->id[c->kept[i]] = i + 1;
+	}
+	for (__u32 i = 0; !err && i < c->nr_kept; i++)
+		err = copy_one(c, dst, c->kept[i]);
 	if (err) {
 		btf__free(dst);
 		errno = -err;
@@ -331,10 +377,12 @@ struct btf *corebtf__cut(const struct btf *kernel, const struct corebtf_root *ro
 	c.keep = calloc(c.nr, 1);
 	c.id = calloc(c.nr, sizeof(*c.id));
 	c.todo = malloc(2 * (size_t)c.nr * sizeof(*c.todo));
+	c.kept = malloc((size_t)c.nr * sizeof(*c.kept));
 	c.found = calloc(nr ? nr : 1, sizeof(*c.found));
 	c.funcs = calloc(nr ? nr : 1, sizeof(*c.funcs));
-	if (!ids || !c.keep || !c.id || !c.todo || !c.found || !c.funcs)
+	if (!ids || !c.keep || !c.id || !c.todo || !c.kept || !c.found || !c.funcs)
 		goto out;
+	strs_find(&c);
 	err = mark_roots(&c);
 	while (!err && c.nr_todo)
 		follow(&c, c.todo[--c.nr_todo]);
@@ -348,6 +396,7 @@ out:
 	free(c.keep);
 	free(c.id);
 	free(c.todo);
+	free(c.kept);
 	if (err) {
 		free(ids);
 		errno = -err;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 
 #include "kbtf.h"
@@ -369,13 +370,64 @@ static int cache_write(const char *path, const struct kbtf_key *key, const struc
 	return err;
 }
 
+/*
+ * The id of the kernel's own BTF object ("vmlinux", not a module's), or 0.
+ * It is usually the first one made after boot (a module's is made after
+ * it), so the search ends at once; it gives up after a few rather than
+ * walk every program's BTF, and the caller reads the file instead.
+ */
+static __u32 vmlinux_btf_id(void)
+{
+	__u32 id = 0;
+
+	for (int i = 0; i < 16 && !bpf_btf_get_next_id(id, &id); i++) {
+		struct bpf_btf_info info = {};
+		__u32 len = sizeof(info);
+		char name[sizeof("vmlinux")] = "";
+		int fd = bpf_btf_get_fd_by_id(id);
+		bool found;
+
+		if (fd < 0)
+			continue;	/* gone meanwhile: the next */
+		info.name = (__u64)(unsigned long)name;
+		info.name_len = sizeof(name);
+		found = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.kernel_btf &&
+			!strncmp(name, "vmlinux", sizeof(name));
+		close(fd);
+		if (found)
+			return id;
+	}
+	return 0;
+}
+
+/*
+ * The kernel's whole BTF, from the kernel's own object through bpf(2):
+ * its 5.5 MB copied out in one copy (libbpf asks twice: its size, then
+ * all of it). /sys/kernel/btf/vmlinux hands it out a page a read (1,349
+ * reads on 6.1), each page copied twice on the way. The same bytes; the
+ * file is the way when bpf(2) will not answer (no CAP_SYS_ADMIN, a
+ * seccomp filter). (A buffer of our own asked for in huge pages faulted
+ * 730 times less and cost 2.2 M instructions more on 6.12: not kept.)
+ */
+static struct btf *whole_load(const char **from)
+{
+	__u32 id = vmlinux_btf_id();
+	struct btf *whole = id ? btf__load_from_kernel_by_id(id) : NULL;
+
+	*from = "bpf(2)";
+	if (whole)
+		return whole;
+	*from = "sysfs";
+	return btf__load_vmlinux_btf();
+}
+
 /* @whole, the kernel's whole BTF, as @k: its own IDs, no memfd (libbpf searches the whole too). */
-static void whole_take(struct kbtf *k, struct btf *whole, const char *why)
+static void whole_take(struct kbtf *k, struct btf *whole, const char *from, const char *why)
 {
 	k->btf = whole;
 	k->nr = btf__type_cnt(whole);
-	snprintf(k->how, sizeof(k->how), "the whole BTF, %u types%s%s%s", k->nr, why ? " (no digest: " : "",
-		 why ? why : "", why ? ")" : "");
+	snprintf(k->how, sizeof(k->how), "the whole BTF, %u types, read through %s%s%s%s", k->nr, from,
+		 why ? " (no digest: " : "", why ? why : "", why ? ")" : "");
 }
 
 /*
@@ -385,15 +437,15 @@ static void whole_take(struct kbtf *k, struct btf *whole, const char *why)
  * libbpf would go on to search the modules' BTF for it, which the cut has
  * none of (corebtf.h).
  */
-static int digest_build(struct kbtf *k, const struct corebtf_root *roots, size_t nr)
+static int digest_build(struct kbtf *k, const struct corebtf_root *roots, size_t nr, const char **from)
 {
-	struct btf *whole = btf__load_vmlinux_btf();
+	struct btf *whole = whole_load(from);
 
 	if (!whole)
 		return -errno;
 	k->btf = corebtf__cut(whole, roots, nr, &k->kernel_id);
 	if (!k->btf) {
-		whole_take(k, whole, errno == ENOENT ? "a root of ours is not in it" : strerror(errno));
+		whole_take(k, whole, *from, errno == ENOENT ? "a root of ours is not in it" : strerror(errno));
 		return 1;
 	}
 	btf__free(whole);
@@ -407,7 +459,7 @@ static int digest_build(struct kbtf *k, const struct corebtf_root *roots, size_t
  */
 static int digest_open(struct kbtf *k, const struct corebtf_root *roots, size_t nr)
 {
-	const char *path = cache_path(), *why = "SBX_BTF_CACHE=off";
+	const char *path = cache_path(), *why = "SBX_BTF_CACHE=off", *from = "";
 	struct kbtf_key key;
 	bool keyed = path && !key_find(&key, roots, nr, &why);
 	int err;
@@ -416,20 +468,21 @@ static int digest_open(struct kbtf *k, const struct corebtf_root *roots, size_t 
 		snprintf(k->how, sizeof(k->how), "digest of %u types read from %s", k->nr, path);
 		return 0;
 	}
-	err = digest_build(k, roots, nr);
+	err = digest_build(k, roots, nr, &from);
 	if (err)
 		return err < 0 ? err : 0;
 	if (!keyed) {
-		snprintf(k->how, sizeof(k->how), "digest of %u types built, not cached: %s", k->nr, why);
+		snprintf(k->how, sizeof(k->how), "digest of %u types (the whole BTF read through %s) built, not cached: %s",
+			 k->nr, from, why);
 		return 0;
 	}
 	{
 		const char *unread = why, *unwritten = "";
 
 		err = cache_write(path, &key, k, &unwritten);
-		snprintf(k->how, sizeof(k->how), "digest of %u types built (%s: %s), %s%s%s%s", k->nr, path,
-			 unread, err ? "not written: " : "written", err ? unwritten : "", err ? ", " : "",
-			 err ? strerror(-err) : "");
+		snprintf(k->how, sizeof(k->how), "digest of %u types (the whole BTF read through %s) built (%s: %s), %s%s%s%s",
+			 k->nr, from, path, unread, err ? "not written: " : "written", err ? unwritten : "",
+			 err ? ", " : "", err ? strerror(-err) : "");
 	}
 	return 0;
 }
@@ -441,11 +494,12 @@ int kbtf__open(struct kbtf *k, const struct corebtf_root *roots, size_t nr, unsi
 	memset(k, 0, sizeof(*k));
 	k->fd = -1;
 	if (flags & KBTF_WHOLE) {
-		struct btf *whole = btf__load_vmlinux_btf();
+		const char *from;
+		struct btf *whole = whole_load(&from);
 
 		if (!whole)
 			return -errno;
-		whole_take(k, whole, NULL);
+		whole_take(k, whole, from, NULL);
 		return 0;
 	}
 	err = digest_open(k, roots, nr);

@@ -5,9 +5,10 @@
  * The loader reads the kernel's BTF for a few hundred of its 100,000+
  * types: each hook's function and prototype (hooks.h), the structs the
  * programs cast to (their IDs), and what CO-RE relocates against (the cut,
- * corebtf.h). Reading all of it is ~40 M instructions on every load
+ * corebtf.h). Reading all of it was ~40 M instructions on every load
  * (5.5 MB through sysfs, 4 KB a read, into memory faulted in and copied
- * twice) and cutting it ~17 M more. The digest is that cut with the
+ * twice) and cutting it ~17 M more; read through bpf(2) and cut it is
+ * ~49 M on 6.12. The digest is that cut with the
  * loader's own roots added, and with each of its types' kernel ID: built
  * from the whole BTF once, kept in KBTF_CACHE, and read from there (a few
  * KB) by every later load of the same kernel and the same sbx-bpf.
@@ -42,7 +43,7 @@ struct kbtf {
 	__u32 *kernel_id;	/* the kernel's ID of each of the digest's types; NULL: the whole BTF's own */
 	__u32 nr;		/* btf__type_cnt(btf) */
 	int fd;			/* the digest's raw BTF in a memfd (libbpf's btf_custom_path), or -1 */
-	char how[160];		/* where it came from, for the trace: "cache", "built, cached", … */
+	char how[256];		/* where it came from, for the trace: "cache", "built, cached", … */
 };
 
 /*

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <cmocka.h>
 
@@ -233,9 +234,22 @@ static void cache_off(void **state)
 	setenv("SBX_BTF_CACHE", path, 1);
 }
 
+/* @a's raw BTF is @b's, byte for byte: bpf(2) hands out the very bytes the file has. */
+static void same_bytes(const struct btf *a, const struct btf *b)
+{
+	__u32 na, nb;
+	const void *ra = btf__raw_data(a, &na), *rb = btf__raw_data(b, &nb);
+
+	assert_non_null(ra);
+	assert_non_null(rb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(ra, rb, na);
+}
+
 static void whole_btf(void **state)
 {
 	struct kbtf k;
+	__u32 first;
 
 	(void)state;
 	need_kernel_btf();
@@ -243,6 +257,10 @@ static void whole_btf(void **state)
 	assert_int_equal(k.fd, -1);
 	assert_int_equal(k.nr, btf__type_cnt(whole));
 	assert_int_equal(kbtf__kernel_id(&k, 12345), 12345);	/* its own IDs */
+	same_bytes(k.btf, whole);
+	/* Through bpf(2) where it answers here: the file's way (a page a read) only when it will not. */
+	if (!bpf_btf_get_next_id(0, &first) && !strstr(k.how, "read through bpf(2)"))
+		fail_msg("whole BTF: '%s', want it read through bpf(2)", k.how);
 	kbtf__close(&k);
 }
 
