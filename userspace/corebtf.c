@@ -342,27 +342,30 @@ static int id_order(const void *a, const void *b)
 }
 
 /*
- * The kept types, in the kernel's order, into a new BTF; @kernel_id gets
- * each one's kernel ID. The kept ones sorted, not every kernel ID asked:
- * some 1,300 of 130,000.
+ * The kept types, in the kernel's order, into a new BTF; *@kernel_id gets
+ * each one's kernel ID ([0] = 0). The kept ones sorted, not every kernel
+ * ID asked: some 1,300 of 130,000.
  */
-static struct btf *cut_copy(struct cut *c, __u32 *kernel_id)
+static struct btf *cut_copy(struct cut *c, __u32 **kernel_id)
 {
 	struct btf *dst = btf__new_empty();
-	int err = dst ? 0 : -errno;
+	__u32 *ids = calloc(c->nr_kept + 1, sizeof(*ids));
+	int err = !dst ? -errno : !ids ? -ENOMEM : 0;
 
 	qsort(c->kept, c->nr_kept, sizeof(*c->kept), id_order);
-	for (__u32 i = 0; i < c->nr_kept; i++) {
-		kernel_id[i + 1] = c->kept[i];
+	for (__u32 i = 0; !err && i < c->nr_kept; i++) {
+		ids[i + 1] = c->kept[i];
 		c->id[c->kept[i]] = i + 1;
 	}
 	for (__u32 i = 0; !err && i < c->nr_kept; i++)
 		err = copy_one(c, dst, c->kept[i]);
 	if (err) {
 		btf__free(dst);
+		free(ids);
 		errno = -err;
 		return NULL;
 	}
+	*kernel_id = ids;
 	return dst;
 }
 
@@ -371,7 +374,6 @@ struct btf *corebtf__cut(const struct btf *kernel, const struct corebtf_root *ro
 {
 	struct cut c = { .src = kernel, .nr = btf__type_cnt(kernel), .roots = roots, .nr_roots = nr };
 	struct btf *dst = NULL;
-	__u32 *ids = calloc(c.nr, sizeof(*ids));	/* the cut has at most as many */
 	int err = -ENOMEM;
 
 	c.keep = calloc(c.nr, 1);
@@ -380,14 +382,14 @@ struct btf *corebtf__cut(const struct btf *kernel, const struct corebtf_root *ro
 	c.kept = malloc((size_t)c.nr * sizeof(*c.kept));
 	c.found = calloc(nr ? nr : 1, sizeof(*c.found));
 	c.funcs = calloc(nr ? nr : 1, sizeof(*c.funcs));
-	if (!ids || !c.keep || !c.id || !c.todo || !c.kept || !c.found || !c.funcs)
+	if (!c.keep || !c.id || !c.todo || !c.kept || !c.found || !c.funcs)
 		goto out;
 	strs_find(&c);
 	err = mark_roots(&c);
 	while (!err && c.nr_todo)
 		follow(&c, c.todo[--c.nr_todo]);
 	if (!err) {
-		dst = cut_copy(&c, ids);
+		dst = cut_copy(&c, kernel_id);
 		err = dst ? 0 : -errno;
 	}
 out:
@@ -398,11 +400,9 @@ out:
 	free(c.todo);
 	free(c.kept);
 	if (err) {
-		free(ids);
 		errno = -err;
 		return NULL;
 	}
-	*kernel_id = ids;
 	return dst;
 }
 

@@ -6,8 +6,9 @@
 # kernel's first load and read from its cache (/run/sbx-bpf/kernel.btf)
 # after. The loader reads the whole BTF through bpf(2) (the kernel's own
 # object, in one copy), not through its file, both to build the digest and
-# with SBX_TEST_FULL_BTF=1 (where libbpf still reads the file for CO-RE). Three daemon-less runs: the digest built (no cache yet), read from
-# the cache, and the whole BTF (SBX_TEST_FULL_BTF=1). Every program of ours
+# with SBX_TEST_FULL_BTF=1 (where libbpf still reads the file for CO-RE).
+# Three daemon-less runs: the digest built (no cache yet), read from the
+# cache, and the whole BTF (SBX_TEST_FULL_BTF=1). Every program of ours
 # has the same instructions in all three (the kernel's tag of them, map
 # references aside) and is attached to the same kernel function (its
 # attach BTF ID, which the loader maps from the digest's IDs back to the
