@@ -40,10 +40,14 @@
 #                   (SBX_TEST_DROP_HOOKS, accepted by name): inside-N minus
 #                   this is what HOOK's program adds, a per-hook breakdown
 # SBX_BENCH_COST_PROFILE=1 adds a per-program profile of every inside-N
-# condition and of outside-run: each loop launched once more with kernel.bpf_stats_enabled on,
+# condition, of outside-run and of the floor: each loop launched once more with kernel.bpf_stats_enabled on,
 # progstats before and after, minus a launch that runs no loop (what `run`
 # and the shell cost), divided by the operations: each program's runs per
 # operation and instructions per run (the program alone, not its trampoline).
+# The floor's no-op programs, read the same way, give what a program that
+# does nothing costs a run with the statistics on: an outside program's
+# instructions per run less the no-op's on the same hook is what it adds
+# over the floor on each call, exactly, without two launches' noise.
 # Loops (SBX_BENCH_COST_LOOPS): open (open+close of three files), stat
 # (stat+open+close), create (create+close+unlink in an allowWrite
 # directory), write (open(O_WRONLY|O_CREAT|O_TRUNC)+close of three files
@@ -186,6 +190,7 @@ measure() {
 	script="sleep 2"
 	for l in $(cond_loops "$1"); do script="$script && $(loop_cmd "$l")"; done
 	cond_setup "$1"
+	settle
 	in_cond "$1" sh -c "$script" >"$B/out" 2>"$B/err" || fail "$1: $(cat "$B/out" "$B/err")"
 	cond_teardown "$1"
 	for l in $(cond_loops "$1"); do
@@ -277,9 +282,15 @@ prog_sum() {
 prog_delta() {
 	cond_setup "$1"
 	sysctl -qw kernel.bpf_stats_enabled=1 || fail "profile: no kernel.bpf_stats_enabled"
-	progstats >"$B/ps0" || fail "profile: progstats failed"
-	in_cond "$1" sh -c "$2" >"$B/out" 2>"$B/err" || fail "profile $1: $(cat "$B/out" "$B/err")"
-	progstats >"$B/ps1" || fail "profile: progstats failed"
+	if [ "$1" = floor ]; then
+		# noop-lsm's programs live as long as its launch: read from inside it.
+		in_cond "$1" sh -c "progstats >$B/ps0 && $2 && progstats >$B/ps1" >"$B/out" 2>"$B/err" ||
+			fail "profile $1: $(cat "$B/out" "$B/err")"
+	else
+		progstats >"$B/ps0" || fail "profile: progstats failed"
+		in_cond "$1" sh -c "$2" >"$B/out" 2>"$B/err" || fail "profile $1: $(cat "$B/out" "$B/err")"
+		progstats >"$B/ps1" || fail "profile: progstats failed"
+	fi
 	sysctl -qw kernel.bpf_stats_enabled=0
 	cond_teardown "$1"
 	prog_sum "$B/ps0" >"$B/ps0.sum"
@@ -289,7 +300,7 @@ prog_delta() {
 
 profile() {
 	for c in $CONDS; do
-		case $c in inside-*-without-*) continue ;; inside-* | outside-run) ;; *) continue ;; esac
+		case $c in inside-*-without-*) continue ;; inside-* | outside-run | floor) ;; *) continue ;; esac
 		prog_delta "$c" "sleep 2" "$B/prof-none"
 		for l in $(cond_loops "$c"); do
 			prog_delta "$c" "sleep 2 && $(loop_cmd "$l")" "$B/prof-$l"

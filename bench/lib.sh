@@ -124,6 +124,32 @@ unload_all() {
 	done
 }
 
+# Until the guest is quiet: at most one busy tick (10 ms, 10 M instructions
+# under icount) in a second, for at most 60 s. What an unload leaves to the
+# kernel goes on after its last program is gone (most likely trampolines
+# and JIT images freed after RCU grace periods, in kernel workers): after
+# the cost bench's policy checks (four loads and unloads) a 6.1 guest stayed
+# busy for 7 s. A launch measured meanwhile counts it: the first launch
+# read +1,430 instructions an operation more than the next on stat (6.1,
+# 5,000 operations), +266 on pread. Says how long it waited when that was
+# more than the first second.
+settle() {
+	n=0
+	prev=
+	while [ $n -le 60 ]; do
+		read -r _ u ni sy _ _ irq sirq _ </proc/stat
+		busy=$((u + ni + sy + irq + sirq))
+		if [ -n "$prev" ] && [ $((busy - prev)) -le 1 ]; then
+			[ $n -le 1 ] || note "quiet after $n s of guest time"
+			return 0
+		fi
+		prev=$busy
+		sleep 1
+		n=$((n + 1))
+	done
+	echo "warning: the guest was still busy after 60 s" >&2
+}
+
 # Programs loaded, sandbox listed, this shell outside it: a holder sandbox
 # under policy $1 that sleeps (HOLDER is its run's pid). Its READY file is
 # written from inside, so the set-up is complete. 1 if it did not start.
