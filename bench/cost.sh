@@ -47,7 +47,8 @@
 # The floor's no-op programs, read the same way, give what a program that
 # does nothing costs a run with the statistics on: an outside program's
 # instructions per run less the no-op's on the same hook is what it adds
-# over the floor on each call, exactly, without two launches' noise.
+# over the floor on each call, to a few instructions, where the launches'
+# own totals differ by dozens to hundreds.
 # Loops (SBX_BENCH_COST_LOOPS): open (open+close of three files), stat
 # (stat+open+close), create (create+close+unlink in an allowWrite
 # directory), write (open(O_WRONLY|O_CREAT|O_TRUNC)+close of three files
@@ -281,6 +282,7 @@ prog_sum() {
 # The programs' runs and time in condition $1 for script $2 (launched once): "name runs time" to $3.
 prog_delta() {
 	cond_setup "$1"
+	settle
 	sysctl -qw kernel.bpf_stats_enabled=1 || fail "profile: no kernel.bpf_stats_enabled"
 	if [ "$1" = floor ]; then
 		# noop-lsm's programs live as long as its launch: read from inside it.

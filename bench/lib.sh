@@ -129,14 +129,14 @@ unload_all() {
 # kernel goes on after its last program is gone (most likely trampolines
 # and JIT images freed after RCU grace periods, in kernel workers): after
 # the cost bench's policy checks (four loads and unloads) a 6.1 guest stayed
-# busy for 7 s. A launch measured meanwhile counts it: the first launch
-# read +1,430 instructions an operation more than the next on stat (6.1,
-# 5,000 operations), +266 on pread. Says how long it waited when that was
+# busy for 7 to 8 s. A launch measured meanwhile counts it: the first launch
+# read +1,586 instructions an operation more than `limits` on stat (6.1,
+# 5,000 operations), +268 on pread. Says how long it waited when that was
 # more than the first second.
 settle() {
 	n=0
 	prev=
-	while [ $n -le 60 ]; do
+	while [ $n -lt 60 ]; do
 		read -r _ u ni sy _ _ irq sirq _ </proc/stat
 		busy=$((u + ni + sy + irq + sirq))
 		if [ -n "$prev" ] && [ $((busy - prev)) -le 1 ]; then
