@@ -122,7 +122,7 @@ in_cond() {
 	esac
 }
 
-# Programs and sandboxes as condition $1 needs them, around the loops.
+# Programs and sandboxes as condition $1 needs them, around the loops, on a quiet guest.
 cond_setup() {
 	case $1 in
 	outside-run) holder_start "$B/policy-10.json" || fail "outside-run: no holder sandbox" ;;
@@ -147,6 +147,7 @@ cond_setup() {
 		[ "$(sbx-bpf status --json | jq -r .descriptor_judging)" = "$( [ "$1" = outside-daemon ] &&
 			echo false || echo true)" ] || fail "$1: descriptor judging is not as the condition says" ;;
 	esac
+	settle	# what setting up (or the condition before) left the kernel to do, done before a launch
 }
 cond_teardown() {
 	case $1 in
@@ -191,7 +192,6 @@ measure() {
 	script="sleep 2"
 	for l in $(cond_loops "$1"); do script="$script && $(loop_cmd "$l")"; done
 	cond_setup "$1"
-	settle
 	in_cond "$1" sh -c "$script" >"$B/out" 2>"$B/err" || fail "$1: $(cat "$B/out" "$B/err")"
 	cond_teardown "$1"
 	for l in $(cond_loops "$1"); do
@@ -282,7 +282,6 @@ prog_sum() {
 # The programs' runs and time in condition $1 for script $2 (launched once): "name runs time" to $3.
 prog_delta() {
 	cond_setup "$1"
-	settle
 	sysctl -qw kernel.bpf_stats_enabled=1 || fail "profile: no kernel.bpf_stats_enabled"
 	if [ "$1" = floor ]; then
 		# noop-lsm's programs live as long as its launch: read from inside it.
